@@ -1,0 +1,86 @@
+// What a virtual device is told when it is created. Plain data (structured-clone safe) except the
+// ports, so a shard can build it from the scenario in a worker thread.
+
+import type { Clock, Rng, Scheduler, Transport } from './ports.js';
+
+/** Per-device identity material, created once (see src/identity/). Key objects, never PEM parsing per call. */
+export interface DeviceIdentity {
+  serial: string;
+  softSerial: string;
+  /** Onboarding certificate PEM exactly as the file would hold it, and its private key object. */
+  onboardCertPem: string;
+  onboardKey: import('node:crypto').KeyObject;
+  /** Self-signed EVE device certificate (PEM) and its key object. */
+  deviceCertPem: string;
+  deviceKey: import('node:crypto').KeyObject;
+  /** Device-issued attestation (type 11) and ECDH (13) certificates, PEM file bytes as EVE writes them. */
+  attestCertPem: string;
+  ecdhCertPem: string;
+}
+
+export interface AppSpec {
+  /** Display name; the UUID comes from the controller's configuration. */
+  name: string;
+  /** Device log lines per second this app emits while RUNNING (newlogs or legacy app logs). */
+  logLinesPerSec: number;
+  /** Flow records per flowlog message while RUNNING. */
+  flowsPerMessage: number;
+}
+
+export interface DeviceBehaviour {
+  /** EVE release string reported in info, logs and attestation versions, e.g. "14.5.2-kvm-amd64". */
+  eveVersion: string;
+  /** 'newlogs' as current EVE; 'legacy' uses the protobuf /logs and app /logs endpoints. */
+  logFormat: 'newlogs' | 'legacy';
+  /** Device log lines per second. */
+  logLinesPerSec: number;
+  /** How often flow logs are collected, ms (EVE: about 120 s). */
+  flowlogIntervalMs: number;
+  /** Skip POST /register and go straight to /uuid (a pre-registered device). */
+  preRegistered: boolean;
+  /** Seconds a simulated app spends in each ZSwState step on the way to RUNNING (scaled for tests). */
+  appStepMs: number;
+  /** Hardware shape reported in ZInfoDevice and metrics. */
+  hardware: { ncpu: number; memoryMB: number; storageMB: number; model: string; manufacturer: string };
+}
+
+export interface DeviceOptions {
+  /** Index of the device in the whole fleet (stable across runs of the same scenario). */
+  index: number;
+  identity: DeviceIdentity;
+  behaviour: DeviceBehaviour;
+  /** PEM of the controller root CA the device trusts for /certs chains. */
+  rootCertPem: string;
+  clock: Clock;
+  scheduler: Scheduler;
+  transport: Transport;
+  rng: Rng;
+  /** Called on every lifecycle change (for the devices-by-state gauge and the progress view). */
+  onStateChange?: (from: DeviceLifecycle, to: DeviceLifecycle) => void;
+  /** Called on every problem worth counting (bad signature, undecodable body, conformance finding). */
+  onFinding?: (f: DeviceFinding) => void;
+}
+
+/** Coarse lifecycle, for metrics and thresholds. */
+export type DeviceLifecycle =
+  | 'idle'
+  | 'fetching-certs'
+  | 'registering'
+  | 'uuid'
+  | 'attesting'
+  | 'onboarded'
+  | 'stopped';
+
+export interface DeviceFinding {
+  deviceIndex: number;
+  endpoint: string;
+  kind:
+    | 'bad-signature'
+    | 'unknown-signer'
+    | 'bad-envelope'
+    | 'undecodable-body'
+    | 'unexpected-status'
+    | 'bad-certs'
+    | 'conformance';
+  detail: string;
+}

@@ -1,0 +1,70 @@
+// The only ways a virtual device touches the outside world. A device owns no timers and no
+// sockets: the fleet (or a test) hands it these, so a fake clock and a fake transport can drive it
+// and the same seed replays the same way.
+
+import type { EndpointKey } from '../protocol/endpoints.js';
+
+/** Milliseconds on the simulation clock (epoch ms in real runs, any origin in tests). */
+export type Millis = number;
+
+export interface Clock {
+  now(): Millis;
+}
+
+/** Wake-ups a device asks for. The fleet's scheduler (heap or timing wheel) implements it. */
+export interface Scheduler {
+  /** Calls fn at (or as soon as possible after) `at`. Returns a handle for cancel. */
+  at(at: Millis, fn: (dueAt: Millis) => void): TimerHandle;
+  cancel(handle: TimerHandle): void;
+}
+export type TimerHandle = number;
+
+/** Deterministic random numbers, seeded per device from the scenario seed. */
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+  /** Uniform in [min, max). */
+  range(min: number, max: number): number;
+  /** Uniform integer in [0, n). */
+  int(n: number): number;
+  /** n random bytes. */
+  bytes(n: number): Uint8Array;
+  /** A random RFC 4122 version-4 UUID string. */
+  uuid(): string;
+}
+
+export interface TransportRequest {
+  /** Which logical endpoint this is, for metrics and records (never derived from the path). */
+  endpoint: EndpointKey;
+  method: 'GET' | 'POST';
+  /** Path and query, beginning with '/', e.g. '/api/v2/edgedevice/id/<uuid>/config'. */
+  path: string;
+  headers: Record<string, string>;
+  body?: Uint8Array;
+  /** When this request was due on the clock (open-model timing: latency counts from here). */
+  dueAt: Millis;
+  /** Which device sends it (index within the fleet), for records and per-device counts. */
+  deviceIndex: number;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Uint8Array;
+}
+
+/**
+ * Sends one request and resolves with the response. Rejects only when no HTTP answer came
+ * (connection refused, reset, timeout): that is a TransportError, which EVE treats differently
+ * from any HTTP status.
+ */
+export interface Transport {
+  request(req: TransportRequest): Promise<TransportResponse>;
+}
+
+export class TransportError extends Error {
+  constructor(message: string, readonly code: string) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
