@@ -15,8 +15,12 @@ export interface Scenario {
   groups: GroupSpec[];
   /** Devices come online according to the arrival model (an onboarding storm is a high rate). */
   arrival: ArrivalSpec;
+  /** Sorted by atMs (file order among equal times). */
   timeline: TimelineAction[];
   thresholds: ThresholdSpec[];
+  /** Things worth telling the user that do not stop the run (unknown config item, TLS verification
+   *  off, timeline action dropped by --duration), formatted `file:line:col: path: message`. */
+  warnings?: string[];
 }
 
 export type TargetSpec =
@@ -66,6 +70,7 @@ export interface ArrivalSpec {
   /** 'all-at-once': every device due at t=0 (a true storm); 'uniform': evenly spaced at `ratePerSec`;
    *  'poisson': exponential gaps with mean 1/ratePerSec (seeded). */
   model: 'all-at-once' | 'uniform' | 'poisson';
+  /** Devices per second; 0 for 'all-at-once'. When the file gives `over: 10s` it is total devices / 10. */
   ratePerSec: number;
 }
 
@@ -80,7 +85,7 @@ export type TimelineAction =
 export interface ThresholdSpec {
   /** The text as written, for the report. */
   source: string;
-  /** endpoint key, or 'all' for every endpoint, or 'devices' / 'onboarded' / 'errors' / 'undelivered' */
+  /** endpoint key, or 'all' for every endpoint, or 'devices' / 'onboarded' / 'errors' / 'undelivered' / 'findings' */
   subject: string;
   /** p50 | p90 | p99 | max | count | rate | ratio | total */
   stat: string;

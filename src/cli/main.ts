@@ -1,0 +1,68 @@
+// The evesim command line: thin yargs wiring over the runner, the scenario loader and the
+// embedded controller. Exit codes: 0 ok / thresholds passed, 1 a threshold failed, 2 bad input.
+
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { runValidate } from './validate-command.js';
+import { runRun } from './run-command.js';
+import { runControllerCommand } from './controller-command.js';
+
+await yargs(hideBin(process.argv))
+  .scriptName('evesim')
+  .usage('$0 <command> [options]')
+  .command(
+    'run <scenario>',
+    'run a scenario against the embedded controller or a real one',
+    (y) =>
+      y
+        .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario YAML file' })
+        .option('controller', { type: 'string', describe: 'URL of a real controller (overrides the scenario target)' })
+        .option('root-ca', { type: 'string', describe: 'PEM file of the controller root CA' })
+        .option('onboard-cert', { type: 'string', describe: 'onboarding certificate PEM' })
+        .option('onboard-key', { type: 'string', describe: 'onboarding private key PEM' })
+        .option('insecure-skip-verify', { type: 'boolean', default: false, describe: 'turn TLS verification off (prints a warning)' })
+        .option('devices', { type: 'number', describe: 'scale the fleet to N devices' })
+        .option('duration', { type: 'string', describe: 'override the run duration, e.g. 90s, 10m' })
+        .option('seed', { type: 'number', describe: 'override the scenario seed' })
+        .option('workers', { type: 'number', describe: 'worker threads (default: one per core)' })
+        .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics' })
+        .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
+        .option('record', { type: 'string', describe: 'record every request and response into DIR' })
+        .option('state-dir', { type: 'string', describe: 'fleet state directory (identities, controller PKI)' })
+        .option('quiet', { type: 'boolean', default: false, describe: 'no live progress line' }),
+    async (argv) => {
+      process.exitCode = await runRun(argv);
+    },
+  )
+  .command(
+    'validate <file>',
+    'check a scenario file and print what it describes',
+    (y) => y.positional('file', { type: 'string', demandOption: true }),
+    (argv) => {
+      process.exitCode = runValidate(argv.file);
+    },
+  )
+  .command(
+    'controller',
+    'run the embedded controller alone in the foreground',
+    (y) =>
+      y
+        .option('port', { type: 'number', default: 8443 })
+        .option('admin-port', { type: 'number', default: 8444 })
+        .option('state-dir', { type: 'string', default: '.evesim-state/controller' })
+        .option('onboard-ca', { type: 'string', describe: 'PEM of the CA that signs onboarding certificates (repeatable)', array: true })
+        .option('require-pre-registration', { type: 'boolean', default: false }),
+    async (argv) => {
+      process.exitCode = await runControllerCommand(argv);
+    },
+  )
+  .demandCommand(1, 'name a command: run, validate or controller')
+  .strict()
+  .fail((msg, err, y) => {
+    if (err) throw err;
+    console.error(`evesim: ${msg}\n`);
+    y.showHelp();
+    process.exit(2);
+  })
+  .help()
+  .parseAsync();

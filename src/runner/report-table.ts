@@ -1,0 +1,176 @@
+// The end-of-run text report: per-endpoint table, devices, undelivered messages, findings,
+// thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
+
+import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
+import type { EndpointStats, GeneratorHealth, RunSummary } from './summary-json.js';
+import { formatMs } from './thresholds.js';
+
+/** Event-loop lag p99 above this means devices fired late because the generator was busy. */
+export const LAG_LIMIT_MS = 100;
+/** CPU use (percent of all cores) at or above this means the generator was saturated. */
+export const CPU_LIMIT_PERCENT = 90;
+
+export interface GeneratorVerdict {
+  bottleneck: boolean;
+  reasons: string[];
+}
+
+export function judgeGenerator(g: GeneratorHealth): GeneratorVerdict {
+  const reasons: string[] = [];
+  for (const w of g.workers) {
+    if (w.eventLoopLagP99Ms > LAG_LIMIT_MS) {
+      reasons.push(`worker ${w.worker} event-loop lag p99 ${formatMs(w.eventLoopLagP99Ms)} ms > ${LAG_LIMIT_MS} ms`);
+    }
+  }
+  if (g.cpuPercent >= CPU_LIMIT_PERCENT) {
+    reasons.push(`CPU ${g.cpuPercent.toFixed(0)}% of all cores ≥ ${CPU_LIMIT_PERCENT}%`);
+  }
+  return { bottleneck: reasons.length > 0, reasons };
+}
+
+export function renderReport(s: RunSummary): string {
+  const out: string[] = [];
+  out.push(`evesim: ${s.scenario} (${s.scenarioFile}), seed ${s.seed}, target ${s.target}`);
+  out.push(
+    `started ${s.startedAt}, ran ${(s.durationMs / 1000).toFixed(1)} s on ${s.machine.cpus} × ${s.machine.cpuModel}, node ${s.machine.node}`,
+  );
+  out.push('');
+  out.push(...endpointTable(s));
+  const failed = failedRequests(s);
+  if (failed.length > 0) {
+    out.push('');
+    out.push('failed requests:');
+    out.push(...failed.map((l) => `  ${l}`));
+  }
+  out.push('');
+  out.push(...factLines(s));
+  out.push('');
+  out.push(...thresholdLines(s));
+  out.push('');
+  out.push(generatorLine(s));
+  if (s.target === 'embedded') {
+    out.push('             (the embedded controller runs on this machine and shares its CPU with the generator)');
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function endpointTable(s: RunSummary): string[] {
+  const header = ['endpoint', 'count', 'errors', 'rate/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'];
+  const rows = orderedEndpoints(s).map(([key, st]) => row(key, st));
+  rows.push(row('all', { ...s.overall, ...sums(s) }, s.overall));
+  const table = [header, ...rows];
+  const widths = header.map((_, c) => Math.max(...table.map((r) => r[c].length)));
+  const line = (r: string[]) =>
+    r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  const lines = [line(header), rule, ...rows.slice(0, -1).map(line), rule, line(rows[rows.length - 1])];
+  if (rows.length === 1) lines.splice(2, 0, '(no requests)');
+  return lines;
+}
+
+function row(name: string, st: EndpointStats, latencies: EndpointStats = st): string[] {
+  const lat = (v: number) => (latencies.count > 0 ? formatMs(v) : '-');
+  return [
+    name,
+    String(st.count),
+    String(st.errors),
+    formatRate(st.rate),
+    lat(latencies.p50_ms),
+    lat(latencies.p90_ms),
+    lat(latencies.p99_ms),
+    lat(latencies.max_ms),
+  ];
+}
+
+/** Known endpoints in protocol order, then any others the summary carries, alphabetically. */
+function orderedEndpoints(s: RunSummary): [string, EndpointStats][] {
+  const known = ENDPOINT_KEYS.filter((k) => s.endpoints[k]).map((k): [string, EndpointStats] => [k, s.endpoints[k]]);
+  const knownKeys = new Set<string>(ENDPOINT_KEYS);
+  const others = Object.keys(s.endpoints)
+    .filter((k) => !knownKeys.has(k))
+    .sort()
+    .map((k): [string, EndpointStats] => [k, s.endpoints[k]]);
+  return [...known, ...others];
+}
+
+function sums(s: RunSummary): { count: number; errors: number; rate: number } {
+  const t = { count: 0, errors: 0, rate: 0 };
+  for (const st of Object.values(s.endpoints)) {
+    t.count += st.count;
+    t.errors += st.errors;
+    t.rate += st.rate;
+  }
+  return t;
+}
+
+/** One line per endpoint with errors: which statuses and which connection failures. */
+function failedRequests(s: RunSummary): string[] {
+  const lines: string[] = [];
+  for (const [key, st] of orderedEndpoints(s)) {
+    if (st.errors === 0) continue;
+    const parts = [
+      ...Object.entries(st.byStatus)
+        .filter(([code]) => !isSuccess(Number(code)))
+        .map(([code, n]) => `HTTP ${code} ×${n}`),
+      ...Object.entries(st.byError).map(([cause, n]) => `${cause} ×${n}`),
+    ];
+    lines.push(`${key}: ${parts.join(', ') || `${st.errors} errors`}`);
+  }
+  return lines;
+}
+
+function isSuccess(status: number): boolean {
+  return (status >= 200 && status < 300) || status === 304;
+}
+
+function factLines(s: RunSummary): string[] {
+  const d = s.devices;
+  const pct = d.total > 0 ? ` (${formatPercent(d.onboarded / d.total)})` : '';
+  const states = Object.entries(d.byLifecycle)
+    .filter(([, n]) => (n ?? 0) > 0)
+    .map(([state, n]) => `${state} ${n}`)
+    .join(', ');
+  const u = s.undelivered;
+  const kinds = Object.entries(s.findings.byKind)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  return [
+    `devices      ${d.total} total, ${d.onboarded} onboarded${pct}${states ? `; at the end: ${states}` : ''}`,
+    `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
+    `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
+  ];
+}
+
+function thresholdLines(s: RunSummary): string[] {
+  if (s.thresholds.length === 0) return ['thresholds   none set'];
+  const passed = s.thresholds.filter((t) => t.passed).length;
+  const width = Math.max(...s.thresholds.map((t) => t.source.length));
+  return [
+    `thresholds   ${passed} of ${s.thresholds.length} passed`,
+    ...s.thresholds.map((t) => `  ${t.passed ? '✓' : '✗'} ${t.source.padEnd(width)}  ${t.detail}`),
+  ];
+}
+
+function generatorLine(s: RunSummary): string {
+  const g = s.generator;
+  const v = judgeGenerator(g);
+  if (v.bottleneck) {
+    return `generator    WAS THE BOTTLENECK: ${v.reasons.join('; ')}. Latencies and rates above understate the target; use fewer devices or a bigger machine.`;
+  }
+  const maxLag = g.workers.length > 0 ? Math.max(...g.workers.map((w) => w.eventLoopLagP99Ms)) : 0;
+  return (
+    `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms ` +
+    `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%`
+  );
+}
+
+function formatRate(r: number): string {
+  if (r >= 100) return r.toFixed(0);
+  if (r >= 10) return r.toFixed(1);
+  return r.toFixed(2);
+}
+
+function formatPercent(f: number): string {
+  return `${String(Number((f * 100).toFixed(1)))}%`;
+}

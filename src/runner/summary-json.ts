@@ -1,0 +1,98 @@
+// The end-of-run summary: what `--summary-json FILE` writes, what thresholds are judged against and
+// what the report table and JUnit XML are rendered from. Plain JSON data; field names are a
+// contract with CI users, so add fields rather than rename them.
+
+import { writeFileSync } from 'node:fs';
+import type { DeviceLifecycle } from '../device/device-options.js';
+
+/** Figures of the requests to one endpoint (or of all requests, in `overall`). */
+export interface EndpointStats {
+  /** Requests finished (answered or failed) during the run. */
+  count: number;
+  /** Requests that failed: HTTP status other than 2xx and 304, or no HTTP answer at all. */
+  errors: number;
+  /** count / run seconds. */
+  rate: number;
+  /** Latency from when the request was due (open model) to when it finished, ms; 0 when count is 0. */
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  /** Requests per HTTP status, keyed by the decimal code: { "200": 10, "201": 4 }. */
+  byStatus: Record<string, number>;
+  /** Requests that got no HTTP answer, by cause ('ECONNREFUSED', 'timeout', ...). */
+  byError: Record<string, number>;
+}
+
+export interface ThresholdResult {
+  /** The expression as written in the scenario. */
+  source: string;
+  passed: boolean;
+  /** The measured value in the threshold's own unit (ms, count, fraction, per second); null when it
+   *  could not be measured, which fails the threshold. */
+  actual: number | null;
+  /** Human form of `actual`, or why it could not be checked. */
+  detail: string;
+}
+
+export interface GeneratorHealth {
+  /** Event-loop lag p99 of each worker thread over the run, ms. */
+  workers: { worker: number; eventLoopLagP99Ms: number }[];
+  /** Event-loop lag p99 of the main thread, ms. */
+  mainEventLoopLagP99Ms: number;
+  /** Process CPU time ÷ (wall time × cores) × 100: 100 means every core was busy all run. */
+  cpuPercent: number;
+}
+
+export interface RunSummary {
+  /** Scenario name and the file it came from. */
+  scenario: string;
+  scenarioFile: string;
+  seed: number;
+  /** 'embedded' or the controller URL. */
+  target: string;
+  /** ISO 8601 time the run started. */
+  startedAt: string;
+  /** Measured run time, ms. */
+  durationMs: number;
+  machine: { cpus: number; cpuModel: string; node: string };
+  devices: {
+    total: number;
+    /** Devices that reached 'onboarded' at least once during the run. */
+    onboarded: number;
+    /** Devices in each lifecycle state at the end. */
+    byLifecycle: Partial<Record<DeviceLifecycle, number>>;
+  };
+  /** Keyed by EndpointKey; an endpoint with no requests may be absent (it counts as 0 requests). */
+  endpoints: Record<string, EndpointStats>;
+  /** All requests together; percentiles come from the merged histogram, not from averaging endpoints. */
+  overall: EndpointStats;
+  /** Reliable messages (EVE's retried queues) still not delivered when the run ended. */
+  undelivered: { info: number; logs: number; flowlog: number; total: number };
+  /** Problems devices found in the controller's answers (bad signature, undecodable body, ...). */
+  findings: { total: number; byKind: Record<string, number> };
+  thresholds: ThresholdResult[];
+  generator: GeneratorHealth;
+  /** The exit code the run ends with. */
+  exitCode: number;
+}
+
+/** What thresholds are judged against: the summary before thresholds and exit code are known. */
+export type MeasuredRun = Omit<RunSummary, 'thresholds' | 'exitCode'>;
+
+/** Stats of an endpoint, treating an absent endpoint as one with no requests. */
+export function endpointStats(summary: Pick<RunSummary, 'endpoints'>, key: string): EndpointStats {
+  return summary.endpoints[key] ?? emptyEndpointStats();
+}
+
+export function emptyEndpointStats(): EndpointStats {
+  return { count: 0, errors: 0, rate: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, byStatus: {}, byError: {} };
+}
+
+export function summaryToJson(summary: RunSummary): string {
+  return `${JSON.stringify(summary, null, 2)}\n`;
+}
+
+export function writeSummaryJson(file: string, summary: RunSummary): void {
+  writeFileSync(file, summaryToJson(summary));
+}

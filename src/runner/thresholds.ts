@@ -1,0 +1,141 @@
+// Judges a scenario's thresholds against the measured run. A threshold that cannot be measured
+// (a latency bound on an endpoint that got no requests, a ratio of zero devices) FAILS with the
+// reason: a check that was never made must not turn a CI run green.
+// Parsing lives with the scenario loader (src/scenario/parse-threshold.ts) so typos fail at load time.
+
+import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
+import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
+import type { ThresholdSpec } from '../scenario/scenario-types.js';
+import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
+
+export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
+
+const ENDPOINTS: ReadonlySet<string> = new Set(ENDPOINT_KEYS);
+
+type Measured = { value: number } | { cannot: string };
+
+export function evaluateThresholds(specs: readonly ThresholdSpec[], run: MeasuredRun): ThresholdResult[] {
+  return specs.map((s) => evaluateThreshold(s, run));
+}
+
+export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun): ThresholdResult {
+  const m = measure(spec, run);
+  if ('cannot' in m) {
+    return { source: spec.source, passed: false, actual: null, detail: `cannot check: ${m.cannot}` };
+  }
+  return {
+    source: spec.source,
+    passed: compare(m.value, spec.op, spec.value),
+    actual: m.value,
+    detail: formatThresholdValue(thresholdValueKind(spec), m.value),
+  };
+}
+
+export function allThresholdsPassed(results: readonly ThresholdResult[]): boolean {
+  return results.every((r) => r.passed);
+}
+
+function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
+  const { subject, stat } = spec;
+  if (subject === 'all' || ENDPOINTS.has(subject)) return measureRequests(subject, stat, run);
+  switch (`${subject}.${stat}`) {
+    case 'errors.count':
+      return { value: requestTotals(run).errors };
+    case 'errors.rate': {
+      const t = requestTotals(run);
+      return t.count === 0 ? { cannot: 'no requests were made during the run' } : { value: t.errors / t.count };
+    }
+    case 'onboarded.count':
+      return { value: run.devices.onboarded };
+    case 'onboarded.ratio':
+      return run.devices.total === 0
+        ? { cannot: 'the run had no devices' }
+        : { value: run.devices.onboarded / run.devices.total };
+    case 'devices.total':
+      return { value: run.devices.total };
+    case 'undelivered.count':
+      return { value: run.undelivered.total };
+    case 'findings.count':
+      return { value: run.findings.total };
+    default:
+      return { cannot: `"${subject}.${stat}" is not a measure evesim records` };
+  }
+}
+
+function measureRequests(subject: string, stat: string, run: MeasuredRun): Measured {
+  // Counts and rates add up exactly over endpoints; percentiles of all requests come from the merged
+  // histogram in `overall`, which the summary must carry.
+  const stats: EndpointStats = subject === 'all' ? { ...run.overall, ...requestTotals(run) } : endpointStats(run, subject);
+  switch (stat) {
+    case 'count':
+      return { value: stats.count };
+    case 'rate':
+      return { value: stats.rate };
+    case 'p50':
+    case 'p90':
+    case 'p99':
+    case 'max': {
+      const what = subject === 'all' ? 'any endpoint' : subject;
+      if (stats.count === 0) return { cannot: `no requests to ${what} during the run, so no latency to check` };
+      if (subject === 'all' && run.overall.count === 0) {
+        return { cannot: `the merged latency histogram is empty although ${stats.count} requests were counted` };
+      }
+      const key = `${stat}_ms` as 'p50_ms' | 'p90_ms' | 'p99_ms' | 'max_ms';
+      return { value: (subject === 'all' ? run.overall : stats)[key] };
+    }
+    default:
+      return { cannot: `"${subject}.${stat}" is not a measure evesim records` };
+  }
+}
+
+function requestTotals(run: MeasuredRun): { count: number; errors: number; rate: number } {
+  let count = 0;
+  let errors = 0;
+  let rate = 0;
+  for (const s of Object.values(run.endpoints)) {
+    count += s.count;
+    errors += s.errors;
+    rate += s.rate;
+  }
+  return { count, errors, rate };
+}
+
+function compare(actual: number, op: ThresholdSpec['op'], bound: number): boolean {
+  switch (op) {
+    case '<':
+      return actual < bound;
+    case '<=':
+      return actual <= bound;
+    case '>':
+      return actual > bound;
+    case '>=':
+      return actual >= bound;
+    case '==':
+      // Ratios are quotients of integers; allow for floating-point noise, nothing more.
+      return Math.abs(actual - bound) <= 1e-9 * Math.max(1, Math.abs(bound));
+  }
+}
+
+/** A measured or bound value as people read it: 312.4ms, 0.05%, 48.2/s, 12. */
+export function formatThresholdValue(kind: ThresholdValueKind, v: number): string {
+  switch (kind) {
+    case 'latency-ms':
+      return `${formatMs(v)}ms`;
+    case 'count':
+      return Number.isInteger(v) ? String(v) : v.toFixed(2);
+    case 'per-second':
+      return `${trimNumber(v, 2)}/s`;
+    case 'fraction':
+      return `${trimNumber(v * 100, 3)}%`;
+  }
+}
+
+export function formatMs(v: number): string {
+  if (v >= 100) return v.toFixed(0);
+  if (v >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+
+function trimNumber(v: number, decimals: number): string {
+  return String(Number(v.toFixed(decimals)));
+}

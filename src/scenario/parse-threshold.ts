@@ -1,0 +1,108 @@
+// k6-style threshold expressions, parsed when the scenario loads so a typo fails before the run,
+// not after ten minutes of load. Grammar: `<subject>.<stat> <op> <value>`, e.g.
+//   config.p99 < 200ms    all.max <= 2s    register.rate >= 50/s    errors.rate < 0.1%
+//   errors.count == 0     onboarded.ratio == 1    undelivered.count == 0    findings.count == 0
+// Evaluation against a run summary lives in src/runner/thresholds.ts.
+
+import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
+import type { ThresholdSpec } from './scenario-types.js';
+import { parseDuration } from './parse-duration.js';
+import { didYouMean } from './suggest.js';
+
+/** What a threshold's number measures, which decides how its value is written and shown. */
+export type ThresholdValueKind = 'latency-ms' | 'count' | 'per-second' | 'fraction';
+
+const ENDPOINT_STATS: Record<string, ThresholdValueKind> = {
+  p50: 'latency-ms',
+  p90: 'latency-ms',
+  p99: 'latency-ms',
+  max: 'latency-ms',
+  count: 'count',
+  rate: 'per-second',
+};
+
+/** Every subject and the stats it has. Endpoint keys and `all` share the request stats. */
+export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string, ThresholdValueKind>>>> = {
+  ...Object.fromEntries([...ENDPOINT_KEYS, 'all'].map((k) => [k, ENDPOINT_STATS])),
+  errors: { rate: 'fraction', count: 'count' },
+  onboarded: { ratio: 'fraction', count: 'count' },
+  devices: { total: 'count' },
+  undelivered: { count: 'count' },
+  findings: { count: 'count' },
+};
+
+const SECONDS_PER: Record<string, number> = { s: 1, m: 60, min: 60, h: 3600 };
+const OPS = ['<=', '>=', '==', '<', '>'] as const;
+const EXPR = /^\s*([A-Za-z_][\w-]*)\.([A-Za-z_][\w()]*)\s*(<=|>=|==|<|>|=|!=)\s*(.*?)\s*$/;
+
+export function thresholdValueKind(spec: Pick<ThresholdSpec, 'subject' | 'stat'>): ThresholdValueKind {
+  const kind = THRESHOLD_SUBJECTS[spec.subject]?.[spec.stat];
+  if (!kind) throw new Error(`threshold ${spec.subject}.${spec.stat} is not a known measure`);
+  return kind;
+}
+
+/** Parses one expression; throws an Error whose message says what is wrong and what would be right. */
+export function parseThreshold(source: string): ThresholdSpec {
+  const m = EXPR.exec(source);
+  if (!m) {
+    throw new Error(`"${source}" is not a threshold; expected <subject>.<stat> <op> <value>, e.g. "config.p99 < 200ms"`);
+  }
+  const [, subject, stat, rawOp, rawValue] = m;
+  const stats = THRESHOLD_SUBJECTS[subject];
+  if (!stats) {
+    throw new Error(
+      `unknown threshold subject "${subject}"${didYouMean(subject, Object.keys(THRESHOLD_SUBJECTS))}; ` +
+        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), all, errors, onboarded, devices, undelivered or findings`,
+    );
+  }
+  const kind = stats[stat];
+  if (!kind) {
+    const k6 = /^p\((\d+)\)$/.exec(stat);
+    const hint = k6 ? ` (write p${k6[1]})` : didYouMean(stat, Object.keys(stats));
+    throw new Error(`"${subject}" has no stat "${stat}"${hint}; it has ${Object.keys(stats).join(', ')}`);
+  }
+  if (rawOp === '=' || rawOp === '!=') {
+    throw new Error(`operator "${rawOp}" is not supported; use one of ${OPS.join(' ')}`);
+  }
+  const op = rawOp as ThresholdSpec['op'];
+  if (rawValue === '') throw new Error(`"${source}" has no value after "${op}"`);
+  const value = parseThresholdValue(rawValue, kind, `${subject}.${stat}`);
+  return { source: source.trim(), subject, stat, op, value };
+}
+
+function parseThresholdValue(text: string, kind: ThresholdValueKind, what: string): number {
+  switch (kind) {
+    case 'latency-ms':
+      try {
+        return parseDuration(text);
+      } catch (e) {
+        throw new Error(`${what} is a latency: ${(e as Error).message}`);
+      }
+    case 'count': {
+      const n = plainNumber(text);
+      if (n === undefined || n < 0) throw new Error(`${what} is a count: expected a number ≥ 0 (got "${text}")`);
+      return n;
+    }
+    case 'per-second': {
+      const perUnit = /^(\d+(?:\.\d+)?)\s*\/\s*(s|m|min|h)$/.exec(text);
+      if (perUnit) return Number(perUnit[1]) / SECONDS_PER[perUnit[2]];
+      const n = plainNumber(text);
+      if (n === undefined || n < 0) {
+        throw new Error(`${what} is requests per second: expected e.g. 50/s, 3000/m or 50 (got "${text}")`);
+      }
+      return n;
+    }
+    case 'fraction': {
+      const pct = /^(\d+(?:\.\d+)?)\s*%$/.exec(text);
+      const n = pct ? Number(pct[1]) / 100 : plainNumber(text);
+      if (n === undefined || n < 0 || n > 1) {
+        throw new Error(`${what} is a fraction: expected 0 to 1 or a percentage such as 0.1% (got "${text}")`);
+      }
+      return n;
+    }
+  }
+}
+
+function plainNumber(text: string): number | undefined {
+  return /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(text) ? Number(text) : undefined;
+}

@@ -1,0 +1,137 @@
+// End-of-run report text, JUnit XML and summary JSON rendered from a sample summary.
+
+import { describe, expect, it } from 'vitest';
+import { renderJUnit } from '../src/runner/junit.js';
+import { judgeGenerator, renderReport } from '../src/runner/report-table.js';
+import { emptyEndpointStats, summaryToJson, type EndpointStats, type RunSummary } from '../src/runner/summary-json.js';
+import { evaluateThresholds, parseThreshold } from '../src/runner/thresholds.js';
+
+function ep(count: number, errors: number, p: [number, number, number, number], extra: Partial<EndpointStats> = {}): EndpointStats {
+  return {
+    ...emptyEndpointStats(),
+    count,
+    errors,
+    rate: count / 60,
+    p50_ms: p[0],
+    p90_ms: p[1],
+    p99_ms: p[2],
+    max_ms: p[3],
+    byStatus: { [count === errors ? '500' : '200']: count - errors },
+    ...extra,
+  };
+}
+
+function sample(over: Partial<RunSummary> = {}): RunSummary {
+  const base: Omit<RunSummary, 'thresholds' | 'exitCode'> = {
+    scenario: 'smoke',
+    scenarioFile: 'scenarios/smoke.yaml',
+    seed: 1,
+    target: 'embedded',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 60_000,
+    machine: { cpus: 2, cpuModel: 'Test CPU @ 2GHz', node: 'v20.18.1' },
+    devices: { total: 50, onboarded: 49, byLifecycle: { onboarded: 49, registering: 1 } },
+    endpoints: {
+      register: ep(50, 1, [12.5, 40, 812.25, 1400], { byStatus: { '201': 49, '503': 1 } }),
+      certs: ep(50, 0, [1.234, 2.5, 4, 9]),
+      config: ep(600, 3, [3, 8.5, 150, 220], { byStatus: { '200': 300, '304': 297 }, byError: { ECONNRESET: 3 } }),
+    },
+    overall: ep(700, 4, [3.5, 20, 700, 1400]),
+    undelivered: { info: 0, logs: 2, flowlog: 1, total: 3 },
+    findings: { total: 2, byKind: { 'bad-signature': 2 } },
+    generator: {
+      workers: [
+        { worker: 0, eventLoopLagP99Ms: 4.2 },
+        { worker: 1, eventLoopLagP99Ms: 7.75 },
+      ],
+      mainEventLoopLagP99Ms: 1.5,
+      cpuPercent: 41.6,
+    },
+  };
+  const specs = ['onboarded.ratio == 1', 'config.p99 < 200ms', 'flowlog.p99 < 1s'].map(parseThreshold);
+  return { ...base, thresholds: evaluateThresholds(specs, base), exitCode: 1, ...over };
+}
+
+describe('renderReport', () => {
+  it('renders the whole report for a sample run', () => {
+    expect(renderReport(sample())).toBe(
+      [
+        'evesim: smoke (scenarios/smoke.yaml), seed 1, target embedded',
+        'started 2026-01-01T00:00:00.000Z, ran 60.0 s on 2 × Test CPU @ 2GHz, node v20.18.1',
+        '',
+        'endpoint  count  errors  rate/s  p50 ms  p90 ms  p99 ms  max ms',
+        '--------  -----  ------  ------  ------  ------  ------  ------',
+        'certs        50       0    0.83    1.23    2.50    4.00    9.00',
+        'register     50       1    0.83    12.5    40.0     812    1400',
+        'config      600       3    10.0    3.00    8.50     150     220',
+        '--------  -----  ------  ------  ------  ------  ------  ------',
+        'all         700       4    11.7    3.50    20.0     700    1400',
+        '',
+        'failed requests:',
+        '  register: HTTP 503 ×1',
+        '  config: ECONNRESET ×3',
+        '',
+        'devices      50 total, 49 onboarded (98%); at the end: onboarded 49, registering 1',
+        'undelivered  3 reliable messages (info 0, logs 2, flowlog 1)',
+        'findings     2 (bad-signature 2)',
+        '',
+        'thresholds   1 of 3 passed',
+        '  ✗ onboarded.ratio == 1  98%',
+        '  ✓ config.p99 < 200ms    150ms',
+        '  ✗ flowlog.p99 < 1s      cannot check: no requests to flowlog during the run, so no latency to check',
+        '',
+        'generator    not the bottleneck: worker event-loop lag p99 ≤ 7.75 ms (2 workers, main 1.50 ms), CPU 42%',
+        '             (the embedded controller runs on this machine and shares its CPU with the generator)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('says when the generator was the bottleneck (event-loop lag or CPU)', () => {
+    const lagging = sample({
+      target: 'https://127.0.0.1:8443',
+      generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 5 }, { worker: 1, eventLoopLagP99Ms: 250 }], mainEventLoopLagP99Ms: 3, cpuPercent: 95 },
+    });
+    const text = renderReport(lagging);
+    expect(text).toContain(
+      'generator    WAS THE BOTTLENECK: worker 1 event-loop lag p99 250 ms > 100 ms; CPU 95% of all cores ≥ 90%.',
+    );
+    expect(text).not.toContain('embedded controller');
+    expect(judgeGenerator({ workers: [{ worker: 0, eventLoopLagP99Ms: 100 }], mainEventLoopLagP99Ms: 0, cpuPercent: 89 })).toEqual({
+      bottleneck: false,
+      reasons: [],
+    });
+    expect(judgeGenerator({ workers: [], mainEventLoopLagP99Ms: 0, cpuPercent: 90 }).bottleneck).toBe(true);
+  });
+
+  it('a run without requests or thresholds still renders', () => {
+    const text = renderReport(sample({ endpoints: {}, overall: emptyEndpointStats(), thresholds: [] }));
+    expect(text).toContain('(no requests)');
+    expect(text).toContain('all           0       0    0.00       -       -       -       -');
+    expect(text).toContain('thresholds   none set');
+    expect(text).not.toContain('failed requests');
+  });
+});
+
+describe('renderJUnit', () => {
+  it('one test case per threshold, failures with the actual value, XML-escaped', () => {
+    const xml = renderJUnit(sample());
+    expect(xml).toContain('<testsuites name="evesim" tests="3" failures="2" time="60.000">');
+    expect(xml).toContain('<testcase classname="evesim.smoke" name="config.p99 &lt; 200ms" time="0"></testcase>');
+    expect(xml).toContain('<failure type="threshold" message="98%">onboarded.ratio == 1: 98%</failure>');
+    expect(xml).toContain('<property name="seed" value="1"/>');
+    expect(xml).toMatch(/<system-out>evesim: smoke[\s\S]*thresholds {3}1 of 3 passed[\s\S]*<\/system-out>/);
+    expect(xml).not.toMatch(/<(?!\/?(testsuites|testsuite|testcase|failure|properties|property|system-out)\b|\?xml)/);
+  });
+});
+
+describe('summaryToJson', () => {
+  it('round-trips and carries the documented top-level fields', () => {
+    const s = sample();
+    const parsed = JSON.parse(summaryToJson(s));
+    expect(parsed).toEqual(s);
+    expect(Object.keys(parsed)).toEqual(
+      expect.arrayContaining(['scenario', 'seed', 'startedAt', 'durationMs', 'machine', 'devices', 'endpoints', 'undelivered', 'findings', 'thresholds', 'generator', 'exitCode']),
+    );
+  });
+});
