@@ -137,3 +137,12 @@ describe('float fields', () => {
     expect(Msg.ServerMetrics.toJSON(m)).toEqual({ cpu_percentage: 0.1, log_process_delay_msec: 3 });
   });
 });
+
+describe('unset bytes fields', () => {
+  it('decode as an empty Uint8Array, not a plain array', async () => {
+    const { Msg } = await import('../src/protocol/messages.js');
+    const c = Msg.AuthContainer.decode(Msg.AuthContainer.encode({ algo: 2 }));
+    expect(c.senderCertHash).toBeInstanceOf(Uint8Array);
+    expect(c.senderCertHash!.length).toBe(0);
+  });
+});

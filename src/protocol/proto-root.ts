@@ -45,10 +45,29 @@ export function loadProtoRoot(protoDir: string = findProtoDir()): protobuf.Root 
   try {
     root.loadSync(listProtoFiles(protoDir), { keepCase: true });
     root.resolveAll();
+    giveBytesFieldsRealDefaults(root);
   } catch (err) {
     throw new Error(`failed to load EVE protos from ${protoDir}: ${(err as Error).message}`, { cause: err });
   }
   return root;
+}
+
+const EMPTY_BYTES = new Uint8Array(0);
+
+/**
+ * protobufjs leaves an unset bytes field as a shared plain `[]` on the message prototype; the
+ * codec contract says bytes are Uint8Array, so node:crypto and Buffer can take them as they are.
+ */
+function giveBytesFieldsRealDefaults(ns: protobuf.NamespaceBase): void {
+  for (const nested of ns.nestedArray) {
+    if (nested instanceof protobuf.Type) {
+      const proto = nested.ctor.prototype as Record<string, unknown>;
+      for (const field of nested.fieldsArray) {
+        if (field.type === 'bytes' && !field.repeated && !field.map) proto[field.name] = EMPTY_BYTES;
+      }
+    }
+    if (nested instanceof protobuf.Namespace) giveBytesFieldsRealDefaults(nested);
+  }
 }
 
 let shared: protobuf.Root | undefined;

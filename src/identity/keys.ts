@@ -1,0 +1,88 @@
+// Key pairs as node:crypto KeyObjects, created once per device. Keys are stored as JWK in the fleet
+// state because importing a JWK costs about 0.15 ms, against 0.7 ms for a PEM on this machine.
+
+import { createPrivateKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+
+export interface KeyPair {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+export function generateP256(): KeyPair {
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' });
+}
+
+export function generateRsa(bits: number): KeyPair {
+  return generateKeyPairSync('rsa', { modulusLength: bits });
+}
+
+export interface PrivateJwk {
+  kty: string;
+  crv?: string;
+  x?: string;
+  y?: string;
+  d?: string;
+  [k: string]: unknown;
+}
+
+export function privateKeyToJwk(key: KeyObject): PrivateJwk {
+  return key.export({ format: 'jwk' }) as PrivateJwk;
+}
+
+/** Private key from a stored JWK; `where` names the file or field for the error. */
+export function privateKeyFromJwk(jwk: unknown, where: string): KeyObject {
+  if (!jwk || typeof jwk !== 'object' || typeof (jwk as PrivateJwk).kty !== 'string' || !('d' in jwk)) {
+    throw new Error(`${where}: not a private JWK`);
+  }
+  try {
+    return createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  } catch (e) {
+    throw new Error(`${where}: unusable private JWK: ${(e as Error).message}`);
+  }
+}
+
+/** Private key PEM (PKCS#8) for files an operator may hand to other tools. */
+export function privateKeyPem(key: KeyObject): string {
+  return key.export({ type: 'pkcs8', format: 'pem' }) as string;
+}
+
+// SubjectPublicKeyInfo prefix for an uncompressed P-256 point: algorithm id-ecPublicKey + prime256v1.
+const P256_SPKI_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+
+/**
+ * DER SubjectPublicKeyInfo and the raw public key bits. For P-256 it is built from the JWK point,
+ * which is cheaper than OpenSSL's SPKI encoder; other keys go through node:crypto.
+ */
+export function publicKeyInfo(publicKey: KeyObject): { spki: Uint8Array; keyBits: Uint8Array } {
+  if (publicKey.asymmetricKeyType === 'ec') {
+    const jwk = publicKey.export({ format: 'jwk' });
+    if (jwk.crv === 'P-256' && jwk.x && jwk.y) {
+      const point = Buffer.concat([Buffer.of(4), Buffer.from(jwk.x, 'base64url'), Buffer.from(jwk.y, 'base64url')]);
+      return { spki: Buffer.concat([P256_SPKI_PREFIX, point]), keyBits: point };
+    }
+  }
+  const spki = new Uint8Array(publicKey.export({ type: 'spki', format: 'der' }));
+  return { spki, keyBits: spkiKeyBits(spki) };
+}
+
+/** The BIT STRING contents (minus the unused-bits byte) at the end of a SubjectPublicKeyInfo. */
+function spkiKeyBits(spki: Uint8Array): Uint8Array {
+  // SEQUENCE { AlgorithmIdentifier, BIT STRING }: skip the outer header and the algorithm element.
+  let at = headerLength(spki, 0);
+  at += elementLength(spki, at);
+  const bitsHeader = headerLength(spki, at);
+  return spki.subarray(at + bitsHeader + 1);
+}
+
+function headerLength(der: Uint8Array, at: number): number {
+  const first = der[at + 1]!;
+  return first < 0x80 ? 2 : 2 + (first & 0x7f);
+}
+
+function elementLength(der: Uint8Array, at: number): number {
+  const first = der[at + 1]!;
+  if (first < 0x80) return 2 + first;
+  let len = 0;
+  for (let i = 0; i < (first & 0x7f); i++) len = len * 256 + der[at + 2 + i]!;
+  return 2 + (first & 0x7f) + len;
+}

@@ -1,0 +1,44 @@
+// PEM text <-> DER bytes, the way Go's encoding/pem writes it (64-column base64, trailing newline).
+
+export class PemError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PemError';
+  }
+}
+
+export interface PemBlock {
+  type: string;
+  der: Uint8Array;
+  /** The block's text from BEGIN to END line inclusive, without surrounding whitespace. */
+  text: string;
+}
+
+const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
+
+/** All PEM blocks in a text, in order. Text between blocks is ignored as Go's pem.Decode does. */
+export function pemBlocks(pem: string | Uint8Array): PemBlock[] {
+  const text = typeof pem === 'string' ? pem : Buffer.from(pem).toString('latin1');
+  const out: PemBlock[] = [];
+  for (const m of text.matchAll(BLOCK)) {
+    const body = m[2]!.replace(/\s+/g, '');
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body)) throw new PemError(`PEM block ${m[1]} holds invalid base64`);
+    out.push({ type: m[1]!, der: new Uint8Array(Buffer.from(body, 'base64')), text: m[0] });
+  }
+  return out;
+}
+
+/** DER of the first CERTIFICATE block; throws PemError naming `what` when there is none. */
+export function certificateDer(pem: string | Uint8Array, what = 'certificate'): Uint8Array {
+  const block = pemBlocks(pem).find((b) => b.type === 'CERTIFICATE');
+  if (!block) throw new PemError(`${what}: no CERTIFICATE PEM block`);
+  return block.der;
+}
+
+/** PEM file text for DER bytes: 64-column base64 lines and a final newline, like files EVE writes. */
+export function derToPem(der: Uint8Array, type = 'CERTIFICATE'): string {
+  const b64 = Buffer.from(der).toString('base64');
+  let body = '';
+  for (let i = 0; i < b64.length; i += 64) body += b64.slice(i, i + 64) + '\n';
+  return `-----BEGIN ${type}-----\n${body}-----END ${type}-----\n`;
+}
