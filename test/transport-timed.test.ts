@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import {
+  TransportError,
+  type Clock,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from '../src/device/ports.js';
+import type { RequestObserver, RequestOutcome } from '../src/transport/request-observer.js';
+import { TimedTransport } from '../src/transport/timed-transport.js';
+
+class ManualClock implements Clock {
+  t = 1_000;
+  now(): number {
+    return this.t;
+  }
+}
+
+/** A transport whose answers take `delay` ms of the manual clock. */
+class ScriptedTransport implements Transport {
+  constructor(
+    private readonly clock: ManualClock,
+    private readonly answer: (req: TransportRequest) => TransportResponse | Error,
+    private readonly delay = 40,
+  ) {}
+  async request(req: TransportRequest): Promise<TransportResponse> {
+    await Promise.resolve();
+    this.clock.t += this.delay;
+    const a = this.answer(req);
+    if (a instanceof Error) throw a;
+    return a;
+  }
+}
+
+function collector(): RequestObserver & { seen: RequestOutcome[] } {
+  const seen: RequestOutcome[] = [];
+  return { seen, onOutcome: (o) => seen.push(o) };
+}
+
+const body = new Uint8Array([1, 2, 3]);
+
+function req(over: Partial<TransportRequest> = {}): TransportRequest {
+  return {
+    endpoint: 'info',
+    method: 'POST',
+    path: '/api/v2/edgedevice/id/u/info',
+    headers: { 'content-type': 'application/x-proto-binary' },
+    body,
+    dueAt: 900,
+    deviceIndex: 42,
+    ...over,
+  };
+}
+
+describe('TimedTransport', () => {
+  it('reports each outcome with dueAt from the request and sentAt/doneAt from the clock', async () => {
+    const clock = new ManualClock();
+    const resBody = new Uint8Array([9]);
+    const inner = new ScriptedTransport(clock, () => ({ status: 201, headers: { 'x-a': 'b' }, body: resBody }));
+    const obs = collector();
+    const t = new TimedTransport(inner, clock, [obs]);
+
+    // Due at 900, handed over at 1000 (the generator was 100 ms late), answered 40 ms later.
+    const res = await t.request(req());
+    expect(res.status).toBe(201);
+    expect(obs.seen).toHaveLength(1);
+    const o = obs.seen[0]!;
+    expect(o).toMatchObject({
+      endpoint: 'info',
+      deviceIndex: 42,
+      method: 'POST',
+      path: '/api/v2/edgedevice/id/u/info',
+      status: 201,
+      dueAt: 900,
+      sentAt: 1000,
+      doneAt: 1040,
+      responseHeaders: { 'x-a': 'b' },
+      requestHeaders: { 'content-type': 'application/x-proto-binary' },
+    });
+    expect(o.error).toBeUndefined();
+    expect(o.requestBody).toBe(body);
+    expect(o.responseBody).toBe(resBody);
+    // Latency counts from when it was due, so generator lateness is not hidden.
+    expect(o.doneAt - o.dueAt).toBe(140);
+    expect(o.doneAt - o.sentAt).toBe(40);
+  });
+
+  it('reports a TransportError as status 0 with its code, and still rejects', async () => {
+    const clock = new ManualClock();
+    const inner = new ScriptedTransport(clock, () => new TransportError('nobody home', 'ECONNREFUSED'), 5);
+    const obs = collector();
+    const t = new TimedTransport(inner, clock, [obs]);
+    await expect(t.request(req())).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(obs.seen[0]).toMatchObject({ status: 0, error: 'ECONNREFUSED', sentAt: 1000, doneAt: 1005 });
+    expect(obs.seen[0]!.responseBody).toBeUndefined();
+    expect(obs.seen[0]!.responseHeaders).toBeUndefined();
+  });
+
+  it('reports a contract-breaking error as internal and rethrows it unchanged', async () => {
+    const clock = new ManualClock();
+    const bug = new TypeError('oops');
+    const obs = collector();
+    const t = new TimedTransport(new ScriptedTransport(clock, () => bug), clock, [obs]);
+    await expect(t.request(req())).rejects.toBe(bug);
+    expect(obs.seen[0]).toMatchObject({ status: 0, error: 'internal' });
+  });
+
+  it('isolates observers: one that throws is counted and the others still hear', async () => {
+    const clock = new ManualClock();
+    const inner = new ScriptedTransport(clock, () => ({ status: 200, headers: {}, body: new Uint8Array(0) }));
+    const bad: RequestObserver = {
+      onOutcome: () => {
+        throw new Error('observer bug');
+      },
+    };
+    const good = collector();
+    const t = new TimedTransport(inner, clock, [bad]);
+    t.addObserver(good);
+    const res = await t.request(req());
+    expect(res.status).toBe(200);
+    expect(good.seen).toHaveLength(1);
+    expect(t.observerErrors().count).toBe(1);
+    expect((t.observerErrors().last as Error).message).toBe('observer bug');
+
+    t.removeObserver(good);
+    await t.request(req());
+    expect(good.seen).toHaveLength(1);
+    expect(t.observerErrors().count).toBe(2);
+  });
+});
