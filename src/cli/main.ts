@@ -6,6 +6,7 @@ import { hideBin } from 'yargs/helpers';
 import { runValidate } from './validate-command.js';
 import { runRun } from './run-command.js';
 import { runControllerCommand } from './controller-command.js';
+import { runDecode } from './decode-command.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('evesim')
@@ -56,7 +57,20 @@ await yargs(hideBin(process.argv))
       process.exitCode = await runControllerCommand(argv);
     },
   )
-  .demandCommand(1, 'name a command: run, validate or controller')
+  .command(
+    'decode <dir>',
+    'print a --record directory as JSON lines with every body decoded',
+    (y) =>
+      y
+        .positional('dir', { type: 'string', demandOption: true })
+        .option('device', { type: 'number', describe: 'only this device index' })
+        .option('endpoint', { type: 'string', describe: 'only this endpoint (config, info, ...)' })
+        .option('status', { type: 'number', describe: 'only exchanges with this HTTP status (0: no answer)' }),
+    async (argv) => {
+      process.exitCode = await runDecode(argv);
+    },
+  )
+  .demandCommand(1, 'name a command: run, validate, controller or decode')
   .strict()
   .fail((msg, err, y) => {
     if (err) throw err;

@@ -1,0 +1,67 @@
+// `evesim run SCENARIO`: maps flags onto the runner and starts the embedded controller in its
+// own thread when the scenario (and no --controller flag) asks for it.
+import { runScenario } from '../runner/run-scenario.js';
+import { startControllerInThread } from '../servers/controller/controller-thread.js';
+import { durationArg } from './parse-duration-arg.js';
+
+export interface RunArgs {
+  scenario: string;
+  controller?: string;
+  rootCa?: string;
+  onboardCert?: string;
+  onboardKey?: string;
+  insecureSkipVerify: boolean;
+  devices?: number;
+  duration?: string;
+  seed?: number;
+  workers?: number;
+  metricsPort?: number;
+  summaryJson?: string;
+  record?: string;
+  stateDir?: string;
+  quiet: boolean;
+}
+
+export async function runRun(a: RunArgs): Promise<number> {
+  let durationMs: number | undefined;
+  try {
+    durationMs = durationArg(a.duration);
+  } catch (e) {
+    console.error(`evesim: ${(e as Error).message}`);
+    return 2;
+  }
+  let controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+  if (a.controller !== undefined) {
+    const missing = (['rootCa', 'onboardCert', 'onboardKey'] as const).filter((k) => !a[k]);
+    if (missing.length > 0) {
+      const flags = missing.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
+      console.error(`evesim: --controller needs ${flags.join(', ')}`);
+      return 2;
+    }
+    controller = {
+      url: a.controller,
+      rootCaFile: a.rootCa!,
+      onboardCertFile: a.onboardCert!,
+      onboardKeyFile: a.onboardKey!,
+      insecure: a.insecureSkipVerify,
+    };
+  }
+  if (a.insecureSkipVerify) {
+    console.error('evesim: WARNING: TLS verification of the controller is OFF (--insecure-skip-verify); use only against a test controller');
+  }
+  const { exitCode } = await runScenario({
+    scenarioFile: a.scenario,
+    devices: a.devices,
+    durationMs,
+    seed: a.seed,
+    workers: a.workers,
+    metricsPort: a.metricsPort,
+    summaryJson: a.summaryJson,
+    recordDir: a.record,
+    stateDir: a.stateDir,
+    controller,
+    quiet: a.quiet,
+    startEmbeddedController: startControllerInThread,
+  });
+  return exitCode;
+}

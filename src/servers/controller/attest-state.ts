@@ -1,0 +1,45 @@
+// What the controller keeps per device for attestation: the outstanding nonce (single use), the
+// certificates the device posted (ATTEST_REQ_CERT), the integrity token and the escrowed volume keys.
+
+import type { attest } from '../../gen/eve-types.js';
+
+/** A device certificate posted with ATTEST_REQ_CERT. */
+export interface StoredDeviceCert {
+  /** SHA-256 hex over the PEM bytes as posted: an identical re-post is recognised by it. */
+  pemSha256: string;
+  /** ZCertAttr.is_mutable: when false the certificate of this type may not be replaced. */
+  isMutable: boolean;
+  /** PEM bytes, kept only for the types quote verification needs (restricted signing, endorsement). */
+  pem?: Uint8Array;
+  /** ZCertMetaData items (e.g. the EK's TPM2B_PUBLIC), kept with `pem`. */
+  metaData?: { type: number; data: Uint8Array }[];
+}
+
+export class AttestState {
+  /** Nonce handed out by ATTEST_REQ_NONCE and not yet consumed by a quote. */
+  nonce: Uint8Array | undefined;
+  /** Token issued on the first successful quote; required on /config and STORE_KEYS. */
+  integrityToken: Uint8Array | undefined;
+  /** Posted certificates by ZCertType number. */
+  certs: Map<number, StoredDeviceCert> | undefined;
+  /** Volume keys escrowed with STORE_KEYS, returned after a later successful quote. */
+  storageKeys: attest.AttestVolumeKey[] | undefined;
+  /** Why the last quote was refused, for the admin view. */
+  lastQuoteReason: string | undefined;
+  attested = false;
+  quotes = 0;
+  lastQuoteResult = 0;
+
+  toJSON(): Record<string, unknown> {
+    return {
+      attested: this.attested,
+      nonceOutstanding: this.nonce !== undefined,
+      hasIntegrityToken: this.integrityToken !== undefined,
+      certTypes: [...(this.certs?.keys() ?? [])],
+      storageKeys: this.storageKeys?.length ?? 0,
+      quotes: this.quotes,
+      lastQuoteResult: this.lastQuoteResult,
+      lastQuoteReason: this.lastQuoteReason,
+    };
+  }
+}

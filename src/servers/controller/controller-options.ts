@@ -1,0 +1,55 @@
+// Options of the embedded controller. Plain data, so they cross into the controller's thread.
+
+import type { FleetSpec } from './fleet-spec.js';
+
+export interface ControllerOptions {
+  /** Directory for the controller PKI (created on first start, keys 0600). */
+  stateDir: string;
+  /** Listen address of the device API and the admin API (default 127.0.0.1). */
+  host?: string;
+  /** Device API port; 0 (default) picks a free port. */
+  port?: number;
+  /** Admin API port (always loopback host); 0 (default) picks a free port. */
+  adminPort?: number;
+  /** Trusted onboarding CA certificates (PEM): a register request's onboarding certificate must chain to one. */
+  onboardingCaPems?: string[];
+  /** Register with a serial the fleet does not list → 403. */
+  requirePreRegistration?: boolean;
+  /** Initial fleet (the admin API can replace it later). */
+  fleet?: FleetSpec;
+  /**
+   * Reply to a config request whose configHash equals the current one: '304' (what Adam does, and
+   * what EVE expects from it: no body) or 'hash-only' (the document's form: 200 with a
+   * ConfigResponse carrying only configHash). Default '304'.
+   */
+  unchangedConfigReply?: '304' | 'hash-only';
+  /** Largest request body accepted on the device API (default 8 MiB); larger → 413. */
+  maxBodyBytes?: number;
+}
+
+export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems'>> {
+  fleet?: FleetSpec;
+  onboardingCaPems: string[];
+}
+
+export function resolveControllerOptions(o: ControllerOptions): ResolvedControllerOptions {
+  if (!o.stateDir) throw new Error('controller: stateDir is required');
+  const port = o.port ?? 0;
+  const adminPort = o.adminPort ?? 0;
+  for (const [name, p] of [['port', port], ['adminPort', adminPort]] as const) {
+    if (!Number.isInteger(p) || p < 0 || p > 65535) throw new Error(`controller: ${name} must be an integer 0..65535, got ${p}`);
+  }
+  const reply = o.unchangedConfigReply ?? '304';
+  if (reply !== '304' && reply !== 'hash-only') throw new Error(`controller: unchangedConfigReply must be '304' or 'hash-only', got ${String(reply)}`);
+  return {
+    stateDir: o.stateDir,
+    host: o.host ?? '127.0.0.1',
+    port,
+    adminPort,
+    onboardingCaPems: o.onboardingCaPems ?? [],
+    requirePreRegistration: o.requirePreRegistration ?? false,
+    ...(o.fleet ? { fleet: o.fleet } : {}),
+    unchangedConfigReply: reply,
+    maxBodyBytes: o.maxBodyBytes ?? 8 * 1024 * 1024,
+  };
+}

@@ -1,0 +1,113 @@
+// The embedded controller as servers: the device API over HTTPS (HTTP/1.1, keep-alive, TLS 1.2+
+// with the PKI's server certificate) and the admin API over plain HTTP on loopback. Runs in
+// whatever thread calls it; startControllerInThread() puts it in a thread of its own.
+
+import type { Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { loadOrCreateControllerPki } from '../../identity/controller-pki.js';
+import { createAdminServer } from './admin-api.js';
+import { ControllerCore } from './controller-core.js';
+import { resolveControllerOptions, type ControllerOptions } from './controller-options.js';
+import type { QuoteVerifier } from './quote-verifier.js';
+import { matchRoute } from './route.js';
+
+export interface ControllerServer {
+  /** Base URL of the device API, e.g. https://127.0.0.1:41234 */
+  url: string;
+  /** Base URL of the admin API, e.g. http://127.0.0.1:41235 */
+  adminUrl: string;
+  /** Root CA devices must trust (PEM text) and the file holding it. */
+  rootCaPem: string;
+  rootCaPath: string;
+  /** The controller's state, for in-process use (tests, the thread entry). */
+  core: ControllerCore;
+  stop(): Promise<void>;
+}
+
+export interface ControllerExtras {
+  /** Replaces the placeholder TPM quote verifier. */
+  quoteVerifier?: QuoteVerifier;
+}
+
+const KEEP_ALIVE_MS = 120_000;
+
+export async function createControllerServer(opts: ControllerOptions, extras: ControllerExtras = {}): Promise<ControllerServer> {
+  const options = resolveControllerOptions(opts);
+  const pki = loadOrCreateControllerPki(options.stateDir);
+  const core = new ControllerCore(options, pki, extras.quoteVerifier);
+
+  const api = createHttpsServer(
+    { key: pki.tls.keyPem, cert: pki.tls.certPem, minVersion: 'TLSv1.2' },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let tooBig = false;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > options.maxBodyBytes) tooBig = true;
+        else chunks.push(c);
+      });
+      req.on('end', () => {
+        if (tooBig) {
+          const msg = `body of ${size} bytes is larger than the controller's limit of ${options.maxBodyBytes}\n`;
+          core.stats.record(matchRoute(req.method ?? 'GET', req.url ?? '/')?.endpoint ?? 'unknown', 413, size, msg.length);
+          res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(msg) });
+          res.end(msg);
+          return;
+        }
+        const reply = core.handle(req.method ?? 'GET', req.url ?? '/', Buffer.concat(chunks));
+        const headers: Record<string, string | number> = { 'content-length': reply.body?.length ?? 0 };
+        if (reply.contentType && reply.body && reply.body.length > 0) headers['content-type'] = reply.contentType;
+        res.writeHead(reply.status, headers);
+        res.end(reply.body);
+      });
+      req.on('error', () => res.destroy());
+    },
+  );
+  api.keepAliveTimeout = KEEP_ALIVE_MS;
+  api.headersTimeout = 60_000;
+  api.requestTimeout = 300_000;
+
+  const admin = createAdminServer(core);
+  try {
+    await listen(api, options.port, options.host);
+    await listen(admin, options.adminPort, options.host);
+  } catch (e) {
+    api.close();
+    admin.close();
+    throw e;
+  }
+  const apiPort = (api.address() as AddressInfo).port;
+  const adminPort = (admin.address() as AddressInfo).port;
+  const hostPart = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `https://${hostPart}:${apiPort}`,
+    adminUrl: `http://${hostPart}:${adminPort}`,
+    rootCaPem: pki.root.certPem,
+    rootCaPath: join(pki.dir, 'root-certificate.pem'),
+    core,
+    stop: async () => {
+      await Promise.all([close(api), close(admin)]);
+    },
+  };
+}
+
+function listen(server: HttpsServer | HttpServer, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) => reject(new Error(`controller: cannot listen on ${host}:${port}: ${e.message}`));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+function close(server: HttpsServer | HttpServer): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}

@@ -1,0 +1,8 @@
+// Messages between the main thread and the controller's thread.
+
+export type ToControllerThread = { type: 'stop' };
+
+export type FromControllerThread =
+  | { type: 'ready'; url: string; adminUrl: string; rootCaPem: string; rootCaPath: string }
+  | { type: 'stopped' }
+  | { type: 'error'; message: string };

@@ -1,0 +1,159 @@
+// Registered devices and the fleet they belong to. Lookups by sender-certificate hash (every
+// enveloped request), by UUID (paths), by onboarding certificate + serial (register) and by
+// serial (admin). Registration outcomes follow controller-api-v2 "States and transitions".
+
+import { createHash, randomUUID, X509Certificate, type KeyObject } from 'node:crypto';
+import type { GroupSpec } from '../../scenario/scenario-types.js';
+import { AdminInputError } from './config-overlay.js';
+import { DeviceRecord } from './device-record.js';
+import { DEFAULT_GROUP, type FleetSpec } from './fleet-spec.js';
+import { GroupState } from './group-state.js';
+
+export interface RegisterInput {
+  /** Hex SHA-256 of the onboarding certificate DER. */
+  onboardFingerprint: string;
+  serial: string;
+  softSerial: string;
+  deviceCertDer: Uint8Array;
+  devicePublicKey: KeyObject;
+}
+
+export type RegisterOutcome =
+  | { status: 201 | 200; device: DeviceRecord }
+  | { status: 403 | 409; reason: string };
+
+/** Map key for a certificate: its SHA-256 over DER, as a 32-character latin1 string. */
+export function certHashKey(sha256: Uint8Array): string {
+  return Buffer.from(sha256.buffer, sha256.byteOffset, sha256.byteLength).toString('latin1');
+}
+
+export class DeviceRegistry {
+  private groups: GroupState[] = [new GroupState(DEFAULT_GROUP)];
+  private groupByName = new Map<string, GroupState>(this.groups.map((g) => [g.name, g]));
+  /** Serial → group, for the serials the fleet lists. */
+  private fleetSerials = new Map<string, GroupState>();
+  private readonly byCertHash = new Map<string, DeviceRecord>();
+  private readonly byUuid = new Map<string, DeviceRecord>();
+  private readonly byOnboardSerial = new Map<string, DeviceRecord>();
+  private readonly bySerial = new Map<string, DeviceRecord>();
+
+  constructor(private readonly requirePreRegistration: boolean) {}
+
+  get size(): number {
+    return this.byUuid.size;
+  }
+
+  byCert(hashKey: string): DeviceRecord | undefined {
+    return this.byCertHash.get(hashKey);
+  }
+
+  byDeviceUuid(uuid: string): DeviceRecord | undefined {
+    return this.byUuid.get(uuid);
+  }
+
+  /** Admin lookup: a UUID or a serial. */
+  find(idOrSerial: string): DeviceRecord | undefined {
+    return this.byUuid.get(idOrSerial) ?? this.bySerial.get(idOrSerial);
+  }
+
+  group(name: string): GroupState | undefined {
+    return this.groupByName.get(name);
+  }
+
+  allGroups(): readonly GroupState[] {
+    return this.groups;
+  }
+
+  *devices(): IterableIterator<DeviceRecord> {
+    yield* this.byUuid.values();
+  }
+
+  /**
+   * Replaces the fleet. Everything is checked before anything changes, so a bad body leaves the
+   * previous fleet in place. Registered devices stay registered and move to the group their serial
+   * now names (else the group of the same name, else the first group).
+   */
+  setFleet(spec: FleetSpec, now = Date.now()): { groups: number; devices: number; preRegistered: number } {
+    const groups = spec.groups.length > 0 ? spec.groups.map((g) => new GroupState(g)) : [new GroupState(DEFAULT_GROUP)];
+    const groupByName = new Map(groups.map((g) => [g.name, g]));
+    const fleetSerials = new Map<string, GroupState>();
+    const pre: { serial: string; group: GroupState; hashKey: string; key: KeyObject }[] = [];
+    spec.devices.forEach((d, i) => {
+      const group = groupByName.get(d.group)!;
+      fleetSerials.set(d.serial, group);
+      if (d.deviceCertPem === undefined) return;
+      let cert: X509Certificate;
+      try {
+        cert = new X509Certificate(d.deviceCertPem);
+      } catch (e) {
+        throw new AdminInputError(`devices[${i}].deviceCertPem`, `not a PEM certificate (${(e as Error).message})`);
+      }
+      const hashKey = certHashKey(createHash('sha256').update(cert.raw).digest());
+      const existing = this.byCertHash.get(hashKey);
+      if (existing && existing.serial !== d.serial) {
+        throw new AdminInputError(`devices[${i}].deviceCertPem`, `certificate already belongs to device ${existing.uuid} (serial ${existing.serial})`);
+      }
+      if (!existing) pre.push({ serial: d.serial, group, hashKey, key: cert.publicKey });
+    });
+
+    this.groups = groups;
+    this.groupByName = groupByName;
+    this.fleetSerials = fleetSerials;
+    for (const dev of this.byUuid.values()) {
+      dev.group = fleetSerials.get(dev.serial) ?? groupByName.get(dev.group.name) ?? groups[0]!;
+    }
+    for (const p of pre) {
+      const dev = new DeviceRecord(randomUUID(), p.serial, '', p.hashKey, p.key, p.group, now, true);
+      this.add(dev);
+    }
+    return { groups: groups.length, devices: spec.devices.length, preRegistered: pre.length };
+  }
+
+  register(r: RegisterInput, now = Date.now()): RegisterOutcome {
+    const identifier = r.serial || r.softSerial;
+    const fleetGroup = this.fleetSerials.get(r.serial) ?? (r.softSerial ? this.fleetSerials.get(r.softSerial) : undefined);
+    if (this.requirePreRegistration && !fleetGroup) {
+      return { status: 403, reason: `serial "${r.serial}"${r.softSerial ? ` / soft serial "${r.softSerial}"` : ''} is not pre-registered` };
+    }
+    const hashKey = certHashKey(createHash('sha256').update(r.deviceCertDer).digest());
+    const osKey = `${r.onboardFingerprint}\n${identifier}`;
+    const existing = this.byOnboardSerial.get(osKey);
+    if (existing) {
+      return existing.certHashKey === hashKey
+        ? { status: 200, device: existing }
+        : { status: 409, reason: `onboarding certificate + serial "${identifier}" already registered with a different device certificate` };
+    }
+    const sameCert = this.byCertHash.get(hashKey);
+    if (sameCert) {
+      if (sameCert.onboardFingerprint === undefined && sameCert.serial === identifier) {
+        // Pre-registered with this certificate: registering it is a repeat of a valid registration.
+        sameCert.onboardFingerprint = r.onboardFingerprint;
+        this.byOnboardSerial.set(osKey, sameCert);
+        return { status: 200, device: sameCert };
+      }
+      return { status: 409, reason: `device certificate already registered for device ${sameCert.uuid} (serial ${sameCert.serial})` };
+    }
+    const preByCert = this.bySerial.get(identifier);
+    if (preByCert && preByCert.preRegistered && preByCert.onboardFingerprint === undefined) {
+      return { status: 409, reason: `serial "${identifier}" is pre-registered with a different device certificate` };
+    }
+    const dev = new DeviceRecord(
+      randomUUID(), identifier, r.softSerial, hashKey, r.devicePublicKey, fleetGroup ?? this.groups[0]!, now, false,
+    );
+    dev.onboardFingerprint = r.onboardFingerprint;
+    this.add(dev);
+    this.byOnboardSerial.set(osKey, dev);
+    return { status: 201, device: dev };
+  }
+
+  private add(dev: DeviceRecord): void {
+    this.byCertHash.set(dev.certHashKey, dev);
+    this.byUuid.set(dev.uuid, dev);
+    this.bySerial.set(dev.serial, dev);
+  }
+
+  /** The GroupSpec list as currently served (for admin output). */
+  groupSpecs(): GroupSpec[] {
+    return this.groups.map((g) => g.spec);
+  }
+}

@@ -1,0 +1,119 @@
+// POST /id/{uuid}/attest: the attestation cycle (controller-api-v2 Attest; eve-wire-facts §5).
+// NONCE hands out a fresh single-use nonce; CERT stores the device's certificates (a certificate
+// without is_mutable may not be replaced by a different one); QUOTE answers SUCCESS + integrity
+// token for the empty "TPM disabled" quote and asks the QuoteVerifier otherwise; STORE_KEYS
+// escrows volume keys when the integrity token matches. Always 201 with an enveloped response.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { attest } from '../../gen/eve-types.js';
+import { bytesEqual } from '../../protocol/cert-hash.js';
+import { Msg } from '../../protocol/messages.js';
+import type { AttestState, StoredDeviceCert } from './attest-state.js';
+import { PROTO_MIME, type ControllerContext, type Reply, type RequestState } from './controller-context.js';
+import { authenticateDevice } from './device-auth.js';
+import type { DeviceRecord } from './device-record.js';
+import { forbidden, unprocessable } from './http-error.js';
+
+const Req = attest.ZAttestReqType;
+const Resp = attest.ZAttestRespType;
+const Code = attest.ZAttestResponseCode;
+const KeysCode = attest.AttestStorageKeysResponseCode;
+
+/** Nonce size: EVE's TPM path needs 12–32 bytes (§5.4). */
+const NONCE_BYTES = 32;
+const TOKEN_BYTES = 32;
+/** Device certificate types a device may post; quote verification needs the PEM of 11 and 12. */
+const DEVICE_CERT_TYPES = new Set([10, 11, 12, 13]);
+const KEEP_PEM_TYPES = new Set([11, 12]);
+
+export function handleAttest(ctx: ControllerContext, req: RequestState): Reply {
+  const { device, payload } = authenticateDevice(ctx, req);
+  let areq: attest.ZAttestReq;
+  try {
+    areq = Msg.ZAttestReq.decode(payload);
+  } catch (e) {
+    throw unprocessable(`payload is not a ZAttestReq: ${(e as Error).message}`);
+  }
+  const state = device.attestState();
+  let resp: attest.ZAttestResponse;
+  switch (areq.reqType) {
+    case Req.ATTEST_REQ_NONCE:
+      state.nonce = new Uint8Array(randomBytes(NONCE_BYTES));
+      resp = { respType: Resp.ATTEST_RESP_NONCE, nonce: { nonce: state.nonce } };
+      break;
+    case Req.ATTEST_REQ_CERT:
+      storeCerts(state, areq.certs ?? []);
+      resp = { respType: Resp.ATTEST_RESP_CERT };
+      break;
+    case Req.ATTEST_REQ_QUOTE:
+      resp = { respType: Resp.ATTEST_RESP_QUOTE_RESP, quoteResp: answerQuote(ctx, device, state, areq.quote ?? undefined) };
+      break;
+    case Req.Z_ATTEST_REQ_TYPE_STORE_KEYS: {
+      const sk = areq.storage_keys;
+      if (!sk) throw unprocessable('Z_ATTEST_REQ_TYPE_STORE_KEYS without storage_keys');
+      const ok = !!state.integrityToken && !!sk.integrity_token && bytesEqual(sk.integrity_token, state.integrityToken);
+      if (ok) state.storageKeys = sk.keys ?? [];
+      resp = {
+        respType: Resp.Z_ATTEST_RESP_TYPE_STORE_KEYS,
+        storage_keys_resp: { response: ok ? KeysCode.ATTEST_STORAGE_KEYS_RESPONSE_CODE_SUCCESS : KeysCode.ATTEST_STORAGE_KEYS_RESPONSE_CODE_ITOKEN_MISMATCH },
+      };
+      break;
+    }
+    default:
+      throw unprocessable(`reqType ${areq.reqType ?? 0} is not an attestation request type`);
+  }
+  return { status: 201, body: ctx.sealer.seal(Msg.ZAttestResponse.encode(resp)), contentType: PROTO_MIME };
+}
+
+/** All-or-nothing: a refused certificate leaves the stored set unchanged. */
+function storeCerts(state: AttestState, certs: NonNullable<attest.ZAttestReq['certs']>): void {
+  if (certs.length === 0) throw unprocessable('ATTEST_REQ_CERT without certs');
+  const next = new Map(state.certs ?? []);
+  certs.forEach((c, i) => {
+    const type = c.type ?? 0;
+    if (!DEVICE_CERT_TYPES.has(type)) throw unprocessable(`certs[${i}].type ${type} is not a device certificate type`);
+    if (!c.cert || c.cert.length === 0) throw unprocessable(`certs[${i}] (type ${type}) has no cert`);
+    const pemSha256 = createHash('sha256').update(c.cert).digest('hex');
+    const old = next.get(type);
+    if (old && old.pemSha256 !== pemSha256 && !old.isMutable) {
+      throw forbidden(`certs[${i}]: the stored certificate of type ${type} is not mutable and may not be replaced`);
+    }
+    const stored: StoredDeviceCert = { pemSha256, isMutable: c.attributes?.is_mutable ?? false };
+    if (KEEP_PEM_TYPES.has(type)) {
+      stored.pem = c.cert;
+      const md = (c.meta_data_items ?? []).map((m) => ({ type: m.type ?? 0, data: m.meta_data ?? new Uint8Array(0) }));
+      if (md.length > 0) stored.metaData = md;
+    }
+    next.set(type, stored);
+  });
+  state.certs = next;
+}
+
+function answerQuote(ctx: ControllerContext, device: DeviceRecord, state: AttestState, quote: attest.ZAttestQuote | undefined): attest.ZAttestQuoteResp {
+  state.quotes++;
+  const nonce = state.nonce;
+  state.nonce = undefined; // single use, whatever the outcome
+  let code: attest.ZAttestResponseCode;
+  let reason: string;
+  if (!nonce) {
+    code = Code.Z_ATTEST_RESPONSE_CODE_NONCE_MISMATCH;
+    reason = 'no outstanding nonce: request ATTEST_REQ_NONCE first';
+  } else if (!quote || (quote.pcr_values ?? []).length === 0) {
+    // Adam's "TPM disabled": a quote without PCR values is accepted as is.
+    code = Code.Z_ATTEST_RESPONSE_CODE_SUCCESS;
+    reason = 'empty quote (no TPM)';
+  } else {
+    ({ code, reason } = ctx.quoteVerifier.verify({ deviceUuid: device.uuid, quote, nonce, certs: state.certs ?? new Map() }));
+  }
+  state.lastQuoteResult = code;
+  state.lastQuoteReason = reason;
+  if (code !== Code.Z_ATTEST_RESPONSE_CODE_SUCCESS) {
+    state.attested = false;
+    state.integrityToken = undefined;
+    return { response: code };
+  }
+  state.attested = true;
+  // One token per device, reused across cycles as Adam does, until a quote fails.
+  state.integrityToken ??= new Uint8Array(randomBytes(TOKEN_BYTES));
+  return { response: code, integrity_token: state.integrityToken, keys: state.storageKeys ?? [] };
+}
