@@ -40,6 +40,8 @@ export interface DeviceBehaviour {
   preRegistered: boolean;
   /** Seconds a simulated app spends in each ZSwState step on the way to RUNNING (scaled for tests). */
   appStepMs: number;
+  /** Per-app rates by display name (apps not listed use modest defaults). */
+  apps?: AppSpec[];
   /** Hardware shape reported in ZInfoDevice and metrics. */
   hardware: { ncpu: number; memoryMB: number; storageMB: number; model: string; manufacturer: string };
 }

@@ -1,0 +1,49 @@
+// One re-armable wake-up of a device, on the scheduler it was given. The callback is bound once at
+// construction, so re-arming allocates nothing per tick (10,000+ devices per worker thread).
+
+import type { Millis, Scheduler, TimerHandle } from './ports.js';
+
+export class DeviceTimer {
+  private handle: TimerHandle | undefined;
+  /** When the armed wake-up is due, or NaN when idle. */
+  private due = Number.NaN;
+  private readonly fire: (dueAt: Millis) => void;
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    onFire: (dueAt: Millis) => void,
+  ) {
+    this.fire = (dueAt: Millis) => {
+      this.handle = undefined;
+      this.due = Number.NaN;
+      onFire(dueAt);
+    };
+  }
+
+  /** Arms (or re-arms) the timer for `at`; an earlier pending wake-up is cancelled. */
+  at(at: Millis): void {
+    if (this.handle !== undefined) this.scheduler.cancel(this.handle);
+    this.due = at;
+    this.handle = this.scheduler.at(at, this.fire);
+  }
+
+  /** Arms the timer only if it is idle or due later than `at` (keeps the earliest wake-up). */
+  atOrSooner(at: Millis): void {
+    if (this.handle === undefined || at < this.due) this.at(at);
+  }
+
+  cancel(): void {
+    if (this.handle !== undefined) this.scheduler.cancel(this.handle);
+    this.handle = undefined;
+    this.due = Number.NaN;
+  }
+
+  get armed(): boolean {
+    return this.handle !== undefined;
+  }
+
+  /** Due time of the armed wake-up (NaN when idle). */
+  get dueAt(): Millis {
+    return this.due;
+  }
+}

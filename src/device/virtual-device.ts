@@ -1,0 +1,550 @@
+// One virtual EVE device: a state machine driven only by the Clock, Scheduler, Transport and Rng it
+// is given (ports.ts). It onboards (§2.2), attests (§5), polls its configuration and runs the apps
+// it asks for (§3), and streams info (§6), metrics (§7), logs (§8) and flow logs (§9) on EVE's
+// timers and retry rules (eve-wire-facts §14 is the outline).
+//
+// The device object is the host of its parts (onboarding, attestation, config, info, metrics,
+// logs, flow logs): they reach shared state through it, so each part is a small object without
+// closures of its own. Answers to requests sent before a reboot or stop are recognised by the
+// generation number and ignored. Nothing thrown inside a scheduler callback escapes: it is
+// caught, counted as an internal error and the device carries on.
+
+import { info, type config } from '../gen/eve-types.js';
+import type { EndpointKey } from '../protocol/endpoints.js';
+import type { AppInstance } from './app-instance.js';
+import { Attestation } from './attestation.js';
+import { ConfigFetcher } from './config-fetcher.js';
+import { DeviceConfigState } from './config-apply.js';
+import { ControllerTrust } from './controller-trust.js';
+import type { AppSpec, DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOptions } from './device-options.js';
+import { DeviceSender } from './device-sender.js';
+import { DeviceStats, type DeviceStatsSnapshot, type ReliableKind } from './device-stats.js';
+import { DeviceTimer } from './device-timer.js';
+import { deviceInfoDelayMs, type DeviceTimers } from './eve-timers.js';
+import { FlowlogSender, type FlowSource } from './flowlog-sender.js';
+import { buildAppInfo, buildDeviceInfo } from './info-builders.js';
+import { InfoPublisher } from './info-publisher.js';
+import type { InfoQueueKind } from './info-queue.js';
+import { LogGenerator } from './log-generator.js';
+import { LogUploader, type LogApp } from './log-uploader.js';
+import { DeviceCounters, type MetricsAppInput, type MetricsInput } from './metrics-builder.js';
+import { MetricsReporter } from './metrics-reporter.js';
+import { Onboarding } from './onboarding.js';
+import type { Millis } from './ports.js';
+
+/** After a reboot command EVE reports REBOOTING and gives its agents a moment before going down. */
+export const REBOOT_GRACE_MS = 5_000;
+/** How long a rebooting device is gone (EVE takes one to two minutes; scaled down). */
+export const REBOOT_DOWNTIME_MS = 30_000;
+/** App defaults when the behaviour carries no AppSpec for an app's display name. */
+const DEFAULT_APP_SPEC: Omit<AppSpec, 'name'> = { logLinesPerSec: 0.2, flowsPerMessage: 4 };
+/** Memory reported for an app without fixed resources, MB. */
+const APP_MEMORY_MB = 512;
+
+/** Why the device is booting (ZInfoDevice.last_boot_reason). */
+export type RebootCause = 'reboot-cmd' | 'power-fail';
+
+/** Pending reliable messages, by kind (for the fleet's backlog view). */
+export type DeviceBacklog = Record<ReliableKind, number>;
+
+export class VirtualDevice {
+  readonly opts: DeviceOptions;
+  readonly tally = new DeviceStats();
+  counters: DeviceCounters;
+  generator: LogGenerator;
+  readonly sender: DeviceSender;
+  readonly trust: ControllerTrust;
+  /** Device UUID from POST /uuid ('' until onboarded); persisted across reboots. */
+  private deviceUuid = '';
+  /** Bumped whenever in-flight answers must be ignored (reboot, stop). */
+  generation = 0;
+
+  private state: DeviceLifecycle = 'idle';
+  private up = false;
+  private onboarded = false;
+  private bootTime: Millis = 0;
+  private restartCounter = 0;
+  private lastBootReason: info.BootReason = info.BootReason.BOOT_REASON_FIRST;
+  private lastRebootReason: string | undefined;
+  private lastRebootTime: Millis | undefined;
+  private rebooting: RebootCause | undefined;
+  private lastReceivedConfig: Millis | undefined;
+  private lastProcessedConfig: Millis | undefined;
+
+  private readonly onboarding: Onboarding;
+  private readonly attestation: Attestation;
+  private readonly info: InfoPublisher;
+  private readonly configState: DeviceConfigState;
+  private readonly configFetcher: ConfigFetcher;
+  private readonly metrics: MetricsReporter;
+  private readonly logs: LogUploader;
+  private readonly flowlog: FlowlogSender;
+  private readonly deviceInfoTimer: DeviceTimer;
+  /** Reboot steps: going down after the grace period, coming back after the downtime. */
+  private readonly rebootTimer: DeviceTimer;
+
+  constructor(opts: DeviceOptions) {
+    this.opts = opts;
+    const now = opts.clock.now();
+    this.counters = new DeviceCounters(opts.rng, opts.behaviour.hardware, now);
+    this.generator = new LogGenerator(opts.index, opts.behaviour.eveVersion, now);
+    this.sender = new DeviceSender(this);
+    this.trust = new ControllerTrust(this);
+    this.onboarding = new Onboarding(this);
+    this.attestation = new Attestation(this);
+    this.info = new InfoPublisher(this);
+    this.configState = new DeviceConfigState(this);
+    this.configFetcher = new ConfigFetcher(this);
+    this.metrics = new MetricsReporter(this);
+    this.logs = new LogUploader(this);
+    this.flowlog = new FlowlogSender(this);
+    this.deviceInfoTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.periodicDeviceInfo()));
+    this.rebootTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.rebootStep()));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Public API
+
+  /** The UUID the controller gave this device ('' until /uuid answered). */
+  get uuid(): string {
+    return this.deviceUuid;
+  }
+
+  get lifecycle(): DeviceLifecycle {
+    return this.state;
+  }
+
+  /** Powers the device on: onboarding starts now (or, once onboarded, the normal services). */
+  start(): void {
+    if (this.up || this.state === 'stopped' || this.rebootTimer.armed) return;
+    this.guard(() => this.boot(this.opts.clock.now()));
+  }
+
+  /** Stops the device for good; everything reliable still waiting is counted as undelivered. */
+  stop(): void {
+    if (this.state === 'stopped') return;
+    const now = this.opts.clock.now();
+    this.guard(() => {
+      this.goDown();
+      this.logs.stop(now);
+    });
+    this.rebootTimer.cancel();
+    this.setLifecycle('stopped');
+  }
+
+  /**
+   * The fleet timeline's reboot: the device loses power and comes back after REBOOT_DOWNTIME_MS
+   * (last_boot_reason POWER_FAIL; nothing is sent before it goes down).
+   */
+  rebootNow(cause: RebootCause = 'power-fail'): void {
+    if (this.state === 'stopped' || !this.up) return;
+    this.guard(() => {
+      const now = this.opts.clock.now();
+      this.rebooting = cause;
+      this.lastRebootReason = cause === 'power-fail' ? 'Power failure (simulated)' : 'Reboot from controller';
+      this.lastRebootTime = now;
+      this.goDown();
+      this.logs.closeForReboot(now);
+      this.setLifecycle('idle');
+      this.rebootTimer.at(now + REBOOT_DOWNTIME_MS);
+    });
+  }
+
+  /** Per-endpoint counts and undelivered reliable messages (pending ones included only after stop). */
+  stats(): DeviceStatsSnapshot {
+    return this.tally.snapshot();
+  }
+
+  /** Reliable messages waiting to be sent now, by kind. */
+  backlog(): DeviceBacklog {
+    return { info: this.info.pendingInfo, logs: this.logs.pendingFiles, flowlog: this.flowlog.queued };
+  }
+
+  /** Hash of the configuration last accepted ('' before the first one and after a reboot). */
+  get configHash(): string {
+    return this.configFetcher.configHash;
+  }
+
+  get attestationState(): info.AttestationState {
+    return this.attestation.state;
+  }
+
+  /** Apps as the device currently reports them. */
+  appStates(): { uuid: string; name: string; state: info.ZSwState }[] {
+    return [...this.configState.apps.values()].map((a) => ({ uuid: a.uuid, name: a.config.displayName, state: a.state }));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Shared with the parts (host interfaces)
+
+  get certIntervalS(): number {
+    return this.configState.timers.certIntervalS;
+  }
+  get configIntervalS(): number {
+    return this.configState.timers.configIntervalS;
+  }
+  get fastUpload(): boolean {
+    return this.configState.timers.newlogAllowFastUpload;
+  }
+  get integrityToken(): Uint8Array | undefined {
+    return this.attestation.token;
+  }
+
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void {
+    this.tally.findings++;
+    const cb = this.opts.onFinding;
+    if (!cb) return;
+    try {
+      cb({ deviceIndex: this.opts.index, endpoint, kind, detail });
+    } catch {
+      this.tally.internalErrors++;
+    }
+  }
+
+  /** Runs a callback so that nothing it throws (or rejects with) escapes into the scheduler. */
+  guard(fn: () => Promise<void> | void): void {
+    try {
+      const r = fn();
+      if (r) r.catch(() => this.tally.internalErrors++);
+    } catch {
+      this.tally.internalErrors++;
+    }
+  }
+
+  setLifecycle(to: DeviceLifecycle): void {
+    const from = this.state;
+    if (from === to || from === 'stopped') return;
+    this.state = to;
+    const cb = this.opts.onStateChange;
+    if (!cb) return;
+    try {
+      cb(from, to);
+    } catch {
+      this.tally.internalErrors++;
+    }
+  }
+
+  /** /uuid answered: the normal services start (§14 step 4). */
+  onOnboarded(uuid: string, now: Millis): void {
+    this.deviceUuid = uuid;
+    this.trust.scheduleRefresh(now);
+    this.startServices(now);
+  }
+
+  onTrustChanged(_now: Millis): void {
+    // A new signing certificate is picked up by the next verification; nothing else to do.
+  }
+
+  enqueueAttestCerts(bytes: Uint8Array, now: Millis): void {
+    this.info.enqueue(`attest:${this.uuid}`, 'attest', bytes, now, true);
+  }
+
+  onAttestCertsOutcome(delivered: boolean, now: Millis): void {
+    this.attestation.onCertsOutcome(delivered, now);
+  }
+
+  onAttestationChange(now: Millis): void {
+    if (this.attestation.complete) this.markOnboarded();
+    this.publishDeviceInfo(now);
+  }
+
+  onConfigReceived(now: Millis): void {
+    this.lastReceivedConfig = now;
+    this.markOnboarded();
+  }
+
+  applyConfig(cfg: config.EdgeDevConfig, now: Millis): void {
+    this.configState.apply(cfg, now);
+    this.lastProcessedConfig = now;
+  }
+
+  onForbidden(now: Millis): void {
+    this.attestation.restartAfterForbidden(now);
+  }
+
+  async relookupUuid(now: Millis): Promise<void> {
+    const gen = this.generation;
+    const uuid = await this.onboarding.fetchUuid(now);
+    if (gen !== this.generation || uuid === undefined || uuid === this.uuid) return;
+    this.finding('uuid', 'conformance', `controller now names this device ${uuid} (was ${this.uuid})`);
+    this.deviceUuid = uuid;
+    this.republishAll(this.opts.clock.now());
+  }
+
+  publishInfo(key: string, kind: InfoQueueKind, msg: info.ZInfoMsg, now: Millis): void {
+    this.info.publish(key, kind, msg, now);
+  }
+
+  onAppStateChange(app: AppInstance, previous: info.ZSwState, now: Millis): void {
+    this.publishAppInfo(app, now);
+    if (previous === info.ZSwState.RUNNING && app.state !== info.ZSwState.RUNNING) {
+      this.logs.closeApp(this.logAppOf(app, now), now);
+    }
+  }
+
+  onAppRemoved(app: AppInstance, now: Millis): void {
+    if (app.running) this.logs.closeApp(this.logAppOf(app, now), now);
+    this.counters.removeApp(app.uuid);
+    this.generator.removeApp(app.uuid);
+  }
+
+  onTimersChanged(prev: DeviceTimers, next: DeviceTimers, now: Millis): void {
+    if (prev.configIntervalS !== next.configIntervalS) this.configFetcher.reschedule(now);
+    this.metrics.configure(next.metricIntervalS, now);
+    if (prev.deviceInfoIntervalS !== next.deviceInfoIntervalS && this.deviceInfoTimer.armed) this.armDeviceInfo(now);
+    if (prev.certIntervalS !== next.certIntervalS) this.trust.scheduleRefresh(now);
+    if (prev.newlogAllowFastUpload !== next.newlogAllowFastUpload) this.logs.setFastUpload(next.newlogAllowFastUpload, now);
+  }
+
+  onEpochChanged(now: Millis): void {
+    this.republishAll(now);
+  }
+
+  onCertConfigHashChanged(now: Millis): void {
+    this.trust.refetchNow(now);
+  }
+
+  onRebootCommand(now: Millis): void {
+    // §3.5: report REBOOTING, then go down; the next boot reports REBOOT_CMD.
+    this.rebooting = 'reboot-cmd';
+    this.lastRebootReason = 'Reboot from controller';
+    this.publishDeviceInfo(now, info.ZDeviceState.ZDEVICE_STATE_REBOOTING);
+    this.rebootTimer.at(now + REBOOT_GRACE_MS);
+  }
+
+  onDeviceInfoChanged(now: Millis): void {
+    this.publishDeviceInfo(now);
+  }
+
+  metricsInput(): MetricsInput {
+    const apps: MetricsAppInput[] = [];
+    let appNum = 0;
+    for (const a of this.configState.apps.values()) {
+      appNum++;
+      const m: MetricsAppInput = {
+        uuid: a.uuid,
+        name: a.config.displayName,
+        version: a.config.version,
+        running: a.running,
+        allocatedMB: APP_MEMORY_MB,
+        vifNames: a.config.networks.map((ni, i) => `nbu${this.bridgeNumOf(ni)}x${appNum}.${i + 1}`),
+        volumes: a.config.volumeRefs.map((uuid) => ({
+          uuid,
+          provisionedMB: Math.max(1, Math.floor((this.configState.volumes.get(uuid)?.sizeBytes ?? 0) / 1048576)),
+          diskType: 'QCOW2',
+        })),
+      };
+      if (a.running) m.bootTime = a.bootTime;
+      apps.push(m);
+    }
+    const input: MetricsInput = {
+      devId: this.uuid,
+      deviceIndex: this.opts.index,
+      hardware: this.opts.behaviour.hardware,
+      bootTime: this.bootTime,
+      apps,
+    };
+    if (this.lastReceivedConfig !== undefined) input.lastReceivedConfig = this.lastReceivedConfig;
+    if (this.lastProcessedConfig !== undefined) input.lastProcessedConfig = this.lastProcessedConfig;
+    return input;
+  }
+
+  runningLogApps(): LogApp[] {
+    const out: LogApp[] = [];
+    for (const a of this.configState.apps.values()) if (a.running) out.push(this.logAppOf(a, a.bootTime));
+    return out;
+  }
+
+  flowSources(): FlowSource[] {
+    const out: FlowSource[] = [];
+    let appNum = 0;
+    for (const a of this.configState.apps.values()) {
+      appNum++;
+      if (!a.running) continue;
+      const spec = this.appSpec(a.config.displayName);
+      a.config.networks.forEach((ni, i) => {
+        if (ni === '' || this.configState.flowlogDisabled(ni)) return;
+        const bridge = this.bridgeNumOf(ni);
+        out.push({
+          scope: {
+            devId: this.uuid,
+            appUuid: a.uuid,
+            intf: `eth${i}`,
+            localIntf: `nbu${bridge}x${appNum}.${i + 1}`,
+            netInstUuid: ni,
+            appIp: `10.1.${bridge}.${1 + appNum}`,
+          },
+          flowsPerMessage: spec.flowsPerMessage,
+        });
+      });
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Boot, services, reboot
+
+  private boot(now: Millis): void {
+    this.generation++;
+    this.up = true;
+    this.bootTime = now;
+    if (this.rebooting !== undefined) {
+      this.restartCounter++;
+      this.lastBootReason = this.rebooting === 'reboot-cmd' ? info.BootReason.BOOT_REASON_REBOOT_CMD : info.BootReason.BOOT_REASON_POWER_FAIL;
+      this.rebooting = undefined;
+      this.counters = new DeviceCounters(this.opts.rng, this.opts.behaviour.hardware, now);
+      this.generator.restart(now);
+      this.configState.onBoot(now);
+    }
+    if (this.uuid === '') {
+      this.onboarding.start(now);
+      return;
+    }
+    // Known UUID (persisted): certificates are fetched at boot, then everything starts (§4.3).
+    this.guard(() => this.trust.fetchAndReschedule(now));
+    this.startServices(now);
+  }
+
+  private startServices(now: Millis): void {
+    this.setLifecycle('attesting');
+    this.attestation.start(now);
+    this.configFetcher.start(now);
+    this.metrics.start(now);
+    this.publishDeviceInfo(now);
+    this.armDeviceInfo(now);
+    this.logs.start(now);
+    this.flowlog.start(now);
+  }
+
+  /** Everything in memory stops; answers still on their way are ignored. */
+  private goDown(): void {
+    this.generation++;
+    this.up = false;
+    this.onboarded = false;
+    this.onboarding.stop();
+    this.trust.stop();
+    this.attestation.reset();
+    this.configFetcher.reset();
+    this.metrics.stop();
+    this.deviceInfoTimer.cancel();
+    this.info.discardAll();
+    this.flowlog.discardAll();
+    this.configState.dispose();
+  }
+
+  private rebootStep(): void {
+    const now = this.opts.clock.now();
+    if (this.up) {
+      // Grace period after a reboot command is over: go down.
+      this.lastRebootTime = now;
+      this.goDown();
+      this.logs.closeForReboot(now);
+      this.setLifecycle('idle');
+      this.rebootTimer.at(now + REBOOT_DOWNTIME_MS);
+      return;
+    }
+    this.boot(now);
+  }
+
+  private markOnboarded(): void {
+    if (this.onboarded) return;
+    this.onboarded = true;
+    this.setLifecycle('onboarded');
+  }
+
+  private republishAll(now: Millis): void {
+    this.publishDeviceInfo(now);
+    for (const app of this.configState.apps.values()) this.publishAppInfo(app, now);
+    this.configState.republishObjects(now);
+  }
+
+  private armDeviceInfo(now: Millis): void {
+    this.deviceInfoTimer.at(now + deviceInfoDelayMs(this.opts.rng, this.configState.timers.deviceInfoIntervalS));
+  }
+
+  private periodicDeviceInfo(): void {
+    const now = this.opts.clock.now();
+    this.publishDeviceInfo(now);
+    this.armDeviceInfo(now);
+  }
+
+  private publishDeviceInfo(now: Millis, state?: info.ZDeviceState): void {
+    if (this.uuid === '') return;
+    const cs = this.configState;
+    const msg = buildDeviceInfo(
+      {
+        devId: this.uuid,
+        deviceIndex: this.opts.index,
+        serial: this.opts.identity.serial,
+        behaviour: this.opts.behaviour,
+        hasTpm: false,
+        bootTime: this.bootTime,
+        ...(this.lastRebootReason !== undefined ? { lastRebootReason: this.lastRebootReason } : {}),
+        ...(this.lastRebootTime !== undefined ? { lastRebootTime: this.lastRebootTime } : {}),
+        lastBootReason: this.lastBootReason,
+        restartCounter: this.restartCounter,
+        rebootConfigCounter: cs.rebootConfigCounter,
+        shutdownConfigCounter: cs.shutdownConfigCounter,
+        ...(state !== undefined ? { state } : {}),
+        ...(cs.configItemStatus ? { configItemStatus: cs.configItemStatus } : {}),
+        appInstances: [...cs.apps.values()].map((a) => ({ uuid: a.uuid, name: a.config.displayName, domainName: domainNameOf(a) })),
+        attestationState: this.attestation.state,
+        ...(this.attestation.lastError ? { attestationError: this.attestation.lastError } : {}),
+        deviceName: cs.deviceName,
+        enterpriseName: cs.enterpriseName,
+        enterpriseId: cs.enterpriseId,
+        projectName: cs.projectName,
+        projectId: cs.projectId,
+        ...(cs.localProfile !== '' && cs.localProfile !== cs.globalProfile ? { localProfile: cs.localProfile } : {}),
+      },
+      now,
+    );
+    this.info.publish(this.uuid, 'device', msg, now);
+  }
+
+  private publishAppInfo(app: AppInstance, now: Millis): void {
+    const msg = buildAppInfo(
+      this.uuid,
+      {
+        uuid: app.uuid,
+        name: app.config.displayName,
+        version: app.config.version,
+        state: app.state,
+        ...(app.running ? { bootTime: app.bootTime } : {}),
+        volumeRefs: app.config.volumeRefs,
+      },
+      now,
+    );
+    this.info.publish(app.uuid, 'app', msg, now);
+  }
+
+  private appSpec(name: string): Omit<AppSpec, 'name'> {
+    // DeviceBehaviour carries no app list yet; accept one if the fleet passes it along.
+    const specs = (this.opts.behaviour as DeviceBehaviour & { apps?: AppSpec[] }).apps;
+    return specs?.find((s) => s.name === name) ?? DEFAULT_APP_SPEC;
+  }
+
+  private logAppOf(app: AppInstance, runningSince: Millis): LogApp {
+    return {
+      uuid: app.uuid,
+      name: app.config.displayName,
+      domainName: domainNameOf(app),
+      linesPerSec: this.appSpec(app.config.displayName).logLinesPerSec,
+      runningSince,
+    };
+  }
+
+  private bridgeNumOf(niUuid: string): number {
+    let n = 0;
+    for (const uuid of this.configState.networkInstances.keys()) {
+      n++;
+      if (uuid === niUuid) return n;
+    }
+    return 1;
+  }
+}
+
+/** EVE's domain name for an app instance: "<uuid>.<version>.<n>". */
+function domainNameOf(app: AppInstance): string {
+  return `${app.uuid}.${app.config.version || '1'}.1`;
+}
