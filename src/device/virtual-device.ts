@@ -519,8 +519,7 @@ export class VirtualDevice {
   }
 
   private appSpec(name: string): Omit<AppSpec, 'name'> {
-    // DeviceBehaviour carries no app list yet; accept one if the fleet passes it along.
-    const specs = (this.opts.behaviour as DeviceBehaviour & { apps?: AppSpec[] }).apps;
+    const specs = this.opts.behaviour.apps;
     return specs?.find((s) => s.name === name) ?? DEFAULT_APP_SPEC;
   }
 
