@@ -1,0 +1,102 @@
+// What a worker tells the main thread, once a second and once more at the end: plain data that
+// crosses a MessagePort by structured clone. Counters and histograms are deltas since the last
+// message (the main thread sums them); gauges (devices by lifecycle, backlogs, loop lag) are the
+// current values.
+
+import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
+import type { EndpointKey } from '../protocol/endpoints.js';
+import type { SparseHistogram } from './latency-histogram.js';
+
+/** Status class of an answer; 'err' means no HTTP answer came (transport error). */
+export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'err';
+export const STATUS_CLASSES: readonly StatusClass[] = ['1xx', '2xx', '3xx', '4xx', '5xx', 'err'];
+
+export function statusClassOf(status: number): StatusClass {
+  if (status >= 100 && status < 200) return '1xx';
+  if (status >= 200 && status < 300) return '2xx';
+  if (status >= 300 && status < 400) return '3xx';
+  if (status >= 400 && status < 500) return '4xx';
+  if (status >= 500 && status < 600) return '5xx';
+  return 'err';
+}
+
+/**
+ * A request counts as an error unless it was answered 2xx or 304 Not Modified (the definition of
+ * RunSummary's EndpointStats.errors and of DeviceStats): no HTTP answer, 4xx, 5xx and other 3xx.
+ */
+export function isErrorStatus(status: number): boolean {
+  return !((status >= 200 && status < 300) || status === 304);
+}
+
+export interface SeriesDelta {
+  endpoint: EndpointKey;
+  statusClass: StatusClass;
+  count: number;
+  /** Exact sum of latencies in ms (the histogram only knows bucketed values). */
+  sumMs: number;
+  hist: SparseHistogram;
+}
+
+export interface CountDelta {
+  endpoint: EndpointKey;
+  /** HTTP status as a string ('200', '404'), or the transport error code ('ECONNREFUSED', 'timeout'). */
+  status: string;
+  count: number;
+}
+
+export interface LoopStats {
+  /** Event-loop delay percentiles over the interval, ms (perf_hooks.monitorEventLoopDelay). */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Share of the interval the worker thread was busy (event-loop utilisation, 0..1): its CPU use. */
+  utilisation: number;
+}
+
+export interface FleetDelta {
+  workerId: number;
+  seq: number;
+  /** True on the last delta of a worker (sent after its devices stopped). */
+  final: boolean;
+  /** Clock time (epoch ms) the delta was taken, and the length of its interval. */
+  atMs: number;
+  intervalMs: number;
+  series: SeriesDelta[];
+  requests: CountDelta[];
+  errors: CountDelta[];
+  findings: { kind: DeviceFinding['kind']; count: number }[];
+  /** A few findings with their detail, for the report (bounded per worker per run). */
+  findingSamples: DeviceFinding[];
+  /** Exceptions from device code caught by the fleet (a simulator bug, counted, never fatal). */
+  deviceErrors: number;
+  // ---- gauges ----
+  /** Devices of this worker by lifecycle state (devices not yet started count as 'idle'). */
+  lifecycle: Record<DeviceLifecycle, number>;
+  /** Devices of this worker that have reached 'onboarded' at least once. */
+  onboardedEver: number;
+  /** Devices of this worker started so far (by the arrival model). */
+  started: number;
+  /** Devices in this worker's shard. */
+  shardSize: number;
+  /** Reliable messages waiting to be delivered, by kind, over the worker's devices. */
+  queueBacklog: Record<string, number>;
+  /** Reliable messages given up on so far, by kind (absolute). */
+  undelivered: Record<string, number>;
+  loop: LoopStats;
+  /** Wake-ups pending in the worker's scheduler. */
+  pendingTimers: number;
+}
+
+export const LIFECYCLES: readonly DeviceLifecycle[] = [
+  'idle',
+  'fetching-certs',
+  'registering',
+  'uuid',
+  'attesting',
+  'onboarded',
+  'stopped',
+];
+
+export function emptyLifecycleCounts(): Record<DeviceLifecycle, number> {
+  return { idle: 0, 'fetching-certs': 0, registering: 0, uuid: 0, attesting: 0, onboarded: 0, stopped: 0 };
+}

@@ -1,0 +1,99 @@
+// The conversation between the main thread (runner) and one fleet worker, over the MessagePort the
+// worker task receives. Plain data only.
+//
+//   worker → main  { type: 'progress' }  identities prepared so far
+//   worker → main  { type: 'ready' }      identities loaded; the devices the controller must know
+//   main → worker  { type: 'go' }         the common start time of the run (epoch ms)
+//   worker → main  { type: 'delta' }      every second while running (delta-sender.ts)
+//   main → worker  { type: 'stop' }       end early (Ctrl-C); the worker still returns its result
+//
+// The worker's final figures come back as the task's return value (ShardResult), not on the
+// port: messages on two channels have no common order, and the last delta must not be lost.
+
+import type { DeviceFinding } from '../device/device-options.js';
+import type { Scenario } from '../scenario/scenario-types.js';
+import type { ShardSpec } from './arrival-schedule.js';
+import type { DeltaMessage } from './delta-sender.js';
+import type { FleetDelta } from './fleet-delta.js';
+import type { RunLoopStats } from './loop-monitor.js';
+
+export interface TargetInfo {
+  /** Controller base URL, e.g. https://127.0.0.1:8443 */
+  url: string;
+  /** Controller root CA PEM: devices verify /certs chains against it and TLS trusts it. */
+  rootCaPem: string;
+  /** TLS verification off (explicit, warned about by the runner). */
+  insecure: boolean;
+  /**
+   * A real controller's onboarding certificate and key (PEM), shared by every device as EVE
+   * installs share one; absent for the embedded controller (each device has its own from the
+   * fleet CA).
+   */
+  onboard?: { certPem: string; keyPem: string };
+}
+
+export interface ShardTask {
+  workerId: number;
+  scenario: Scenario;
+  shard: ShardSpec;
+  target: TargetInfo;
+  /** Fleet state directory (identities cached by seed); undefined keeps identities in memory. */
+  stateDir?: string;
+  /** --record: this worker records into its own subdirectory of it (worker-<id>). */
+  recordDir?: string;
+  /** Delta period, ms (default 1000). */
+  deltaIntervalMs?: number;
+}
+
+/** A device as the controller's fleet map needs it. */
+export interface FleetDeviceInfo {
+  index: number;
+  serial: string;
+  group: string;
+  /** Only for pre-registered groups. */
+  deviceCertPem?: string;
+}
+
+export interface ProgressMessage {
+  type: 'progress';
+  workerId: number;
+  prepared: number;
+  total: number;
+}
+
+export interface ReadyMessage {
+  type: 'ready';
+  workerId: number;
+  devices: FleetDeviceInfo[];
+  identities: { created: number; loaded: number };
+}
+
+export interface GoMessage {
+  type: 'go';
+  startAtMs: number;
+}
+
+export interface StopMessage {
+  type: 'stop';
+}
+
+export type WorkerToMain = ProgressMessage | ReadyMessage | DeltaMessage;
+export type MainToWorker = GoMessage | StopMessage;
+
+export interface ShardResult {
+  workerId: number;
+  /** The last delta (everything after the previous one), with final = true. */
+  finalDelta: FleetDelta;
+  /** Reliable messages not delivered when the run ended, by kind. */
+  undelivered: Record<string, number>;
+  totals: { requests: number; errors: number; findings: number; deviceErrors: number };
+  /** Up to a few findings of this worker, with detail. */
+  findingSamples: DeviceFinding[];
+  loop: RunLoopStats;
+  /** Requests on the wire or queued in the pool when the run ended (neither counted as answered nor failed). */
+  inFlightAtEnd: number;
+  /** Peak heap and resident memory seen by this worker, bytes (for per-device memory budgets). */
+  memory: { heapUsedPeak: number; rssAtEnd: number };
+  /** --record writer figures, when recording. */
+  record?: { dir: string; exchanges: number; dropped: number; writeError?: string };
+}

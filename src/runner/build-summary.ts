@@ -1,0 +1,110 @@
+// Turns the merged figures of a run into the RunSummary (before thresholds): per-endpoint and
+// overall latency percentiles from the merged HDR histograms, counts by status and by transport
+// error, devices, undelivered messages, findings and the generator's own health.
+
+import os from 'node:os';
+import type { FleetAggregate } from './aggregate.js';
+import type { EndpointStats, GeneratorHealth, MeasuredRun } from './summary-json.js';
+import { emptyEndpointStats } from './summary-json.js';
+import { percentileMs, type LatencyHistogram } from '../fleet/latency-histogram.js';
+
+export interface SummaryInputs {
+  scenario: { name: string; file: string; seed: number };
+  target: string;
+  startedAtMs: number;
+  durationMs: number;
+  totalDevices: number;
+  aggregate: FleetAggregate;
+  undelivered: Record<string, number>;
+  generator: GeneratorHealth;
+}
+
+export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
+  const agg = i.aggregate;
+  const seconds = i.durationMs / 1000;
+  const byEndpoint = new Map<string, { byStatus: Record<string, number>; byError: Record<string, number> }>();
+  const overallStatus: Record<string, number> = {};
+  const overallError: Record<string, number> = {};
+  for (const [key, count] of agg.requests) {
+    const [endpoint, status] = splitKey(key);
+    let e = byEndpoint.get(endpoint);
+    if (!e) byEndpoint.set(endpoint, (e = { byStatus: {}, byError: {} }));
+    const isHttp = /^\d+$/.test(status);
+    const into = isHttp ? e.byStatus : e.byError;
+    into[status] = (into[status] ?? 0) + count;
+    const overall = isHttp ? overallStatus : overallError;
+    overall[status] = (overall[status] ?? 0) + count;
+  }
+
+  const endpoints: Record<string, EndpointStats> = {};
+  let totalCount = 0;
+  let totalErrors = 0;
+  for (const e of agg.endpoints.values()) {
+    const by = byEndpoint.get(e.endpoint) ?? { byStatus: {}, byError: {} };
+    endpoints[e.endpoint] = stats(e.hist, e.count, e.errors, seconds, by.byStatus, by.byError);
+    totalCount += e.count;
+    totalErrors += e.errors;
+  }
+  const overall = stats(agg.all, totalCount, totalErrors, seconds, overallStatus, overallError);
+
+  const und = { info: i.undelivered.info ?? 0, logs: i.undelivered.logs ?? 0, flowlog: i.undelivered.flowlog ?? 0, total: 0 };
+  und.total = Object.values(i.undelivered).reduce((a, b) => a + b, 0);
+
+  const cpus = os.cpus();
+  return {
+    scenario: i.scenario.name,
+    scenarioFile: i.scenario.file,
+    seed: i.scenario.seed,
+    target: i.target,
+    startedAt: new Date(i.startedAtMs).toISOString(),
+    durationMs: Math.round(i.durationMs),
+    machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version },
+    devices: {
+      total: i.totalDevices,
+      onboarded: agg.onboardedEver(),
+      byLifecycle: withoutZeros(agg.lifecycle()),
+    },
+    endpoints,
+    overall,
+    undelivered: und,
+    findings: { total: agg.totalFindings, byKind: Object.fromEntries(agg.findings) },
+    generator: i.generator,
+  };
+}
+
+function stats(
+  hist: LatencyHistogram,
+  count: number,
+  errors: number,
+  seconds: number,
+  byStatus: Record<string, number>,
+  byError: Record<string, number>,
+): EndpointStats {
+  if (count === 0) return { ...emptyEndpointStats(), byStatus, byError };
+  return {
+    count,
+    errors,
+    rate: seconds > 0 ? count / seconds : 0,
+    p50_ms: round3(percentileMs(hist, 50)),
+    p90_ms: round3(percentileMs(hist, 90)),
+    p99_ms: round3(percentileMs(hist, 99)),
+    max_ms: round3(percentileMs(hist, 100)),
+    byStatus,
+    byError,
+  };
+}
+
+function splitKey(key: string): [string, string] {
+  const i = key.indexOf('|');
+  return [key.slice(0, i), key.slice(i + 1)];
+}
+
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+function withoutZeros<K extends string>(r: Record<K, number>): Partial<Record<K, number>> {
+  const out: Partial<Record<K, number>> = {};
+  for (const [k, v] of Object.entries(r) as [K, number][]) if (v !== 0) out[k] = v;
+  return out;
+}

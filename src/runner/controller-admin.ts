@@ -1,0 +1,66 @@
+// What the runner asks of the embedded controller's admin API: the fleet map before the run and
+// the controller-side timeline actions during it. The client itself is the controller's own
+// (ControllerAdminClient, handed over by startControllerInThread); this file only says which call
+// each action is.
+
+import type { FleetDeviceInfo } from '../fleet/worker-protocol.js';
+import type { GroupSpec, TimelineAction } from '../scenario/scenario-types.js';
+
+/** The subset of the controller's admin client the runner uses. */
+export interface ControllerAdminApi {
+  setFleet(fleet: {
+    groups: GroupSpec[];
+    devices: { serial: string; group: string; deviceCertPem?: string }[];
+  }): Promise<unknown>;
+  patchGroup(
+    name: string,
+    patch: {
+      configItems?: Record<string, string | null>;
+      apps?: Record<string, { activate?: boolean }>;
+      controllerEpoch?: boolean;
+    },
+  ): Promise<unknown>;
+  setMaintenance(enabled: boolean): Promise<unknown>;
+}
+
+/** PUT /admin/fleet: the groups and every device (serial → group, device cert when pre-registered). */
+export function pushFleet(admin: ControllerAdminApi, groups: readonly GroupSpec[], devices: readonly FleetDeviceInfo[]): Promise<unknown> {
+  return admin.setFleet({
+    groups: [...groups],
+    devices: devices.map((d) => ({
+      serial: d.serial,
+      group: d.group,
+      ...(d.deviceCertPem !== undefined ? { deviceCertPem: d.deviceCertPem } : {}),
+    })),
+  });
+}
+
+/**
+ * Applies one controller-side timeline action; an action that names no group applies to all of
+ * `groups`. Device-side actions (reboot) belong to the workers and are ignored here.
+ */
+export async function applyTimelineAction(admin: ControllerAdminApi, action: TimelineAction, groups: readonly string[]): Promise<void> {
+  const targets = 'group' in action && action.group !== undefined ? [action.group] : groups;
+  switch (action.action) {
+    case 'maintenance':
+      // The controller-wide switch: every device endpoint answers 503 while it is on.
+      await admin.setMaintenance(action.enabled);
+      return;
+    case 'config-item':
+      for (const g of targets) await admin.patchGroup(g, { configItems: { [action.key]: action.value } });
+      return;
+    case 'app-activate':
+      for (const g of targets) await admin.patchGroup(g, { apps: { [action.app]: { activate: action.activate } } });
+      return;
+    case 'controller-epoch':
+      for (const g of targets) await admin.patchGroup(g, { controllerEpoch: true });
+      return;
+    case 'reboot':
+      return;
+  }
+}
+
+/** Timeline actions the runner applies through the admin API. */
+export function isControllerSide(action: TimelineAction): boolean {
+  return action.action !== 'reboot';
+}

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
+
+function fakeClock(start = 0) {
+  const c = { t: start, now: () => c.t };
+  return c;
+}
+
+describe('HeapScheduler', () => {
+  it('fires in due order, equal due times in scheduling order, with dueAt passed', () => {
+    const clock = fakeClock();
+    const s = new HeapScheduler(clock);
+    const fired: string[] = [];
+    s.at(30, (d) => fired.push(`c@${d}`));
+    s.at(10, (d) => fired.push(`a@${d}`));
+    s.at(20, (d) => fired.push(`b1@${d}`));
+    s.at(20, (d) => fired.push(`b2@${d}`));
+    s.at(20, (d) => fired.push(`b3@${d}`));
+    expect(s.runDue(19)).toBe(1);
+    expect(fired).toEqual(['a@10']);
+    expect(s.runDue(100)).toBe(4);
+    expect(fired).toEqual(['a@10', 'b1@20', 'b2@20', 'b3@20', 'c@30']);
+    expect(s.pending).toBe(0);
+  });
+
+  it('cancel removes exactly one wake-up; stale handles cancel nothing', () => {
+    const s = new HeapScheduler(fakeClock());
+    const fired: number[] = [];
+    const h1 = s.at(5, () => fired.push(1));
+    s.at(6, () => fired.push(2));
+    const h3 = s.at(7, () => fired.push(3));
+    s.cancel(h1);
+    s.cancel(h1); // twice: no effect
+    expect(s.pending).toBe(2);
+    s.runDue(6);
+    expect(fired).toEqual([2]);
+    // h1's slot is reused by a new wake-up: the old handle must not cancel it.
+    const h4 = s.at(8, () => fired.push(4));
+    expect(h4).not.toBe(h1);
+    s.cancel(h1);
+    s.cancel(h3);
+    s.runDue(100);
+    expect(fired).toEqual([2, 4]);
+  });
+
+  it('keeps order and cancels correctly with 100k pending wake-ups', () => {
+    const s = new HeapScheduler(fakeClock());
+    const n = 100_000;
+    // A fixed pseudo-random permutation of due times.
+    let x = 12345;
+    const due: number[] = [];
+    const handles: number[] = [];
+    let last = -Infinity;
+    let outOfOrder = 0;
+    let count = 0;
+    const cb = (d: number) => {
+      if (d < last) outOfOrder++;
+      last = d;
+      count++;
+    };
+    for (let i = 0; i < n; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      const t = x % 1_000_000;
+      due.push(t);
+      handles.push(s.at(t, cb));
+    }
+    expect(s.pending).toBe(n);
+    // Cancel every third.
+    let cancelled = 0;
+    for (let i = 0; i < n; i += 3) {
+      s.cancel(handles[i]!);
+      cancelled++;
+    }
+    expect(s.pending).toBe(n - cancelled);
+    s.runDue(500_000);
+    const expectedFirstHalf = due.filter((t, i) => i % 3 !== 0 && t <= 500_000).length;
+    expect(count).toBe(expectedFirstHalf);
+    s.runDue(Infinity);
+    expect(count).toBe(n - cancelled);
+    expect(outOfOrder).toBe(0);
+    expect(s.pending).toBe(0);
+  });
+
+  it('survives a throwing callback and reports it', () => {
+    const errors: unknown[] = [];
+    const s = new HeapScheduler(fakeClock(), { onError: (e) => errors.push(e) });
+    const fired: number[] = [];
+    s.at(1, () => {
+      throw new Error('boom');
+    });
+    s.at(2, () => fired.push(2));
+    s.runDue(10);
+    expect(fired).toEqual([2]);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('a callback may schedule and cancel during the drain', () => {
+    const s = new HeapScheduler(fakeClock());
+    const fired: number[] = [];
+    let h = 0;
+    s.at(1, () => {
+      fired.push(1);
+      s.at(1, () => fired.push(11)); // due now: runs in the same drain
+      s.cancel(h);
+    });
+    h = s.at(2, () => fired.push(2));
+    s.at(3, () => fired.push(3));
+    s.runDue(5);
+    expect(fired).toEqual([1, 11, 3]);
+  });
+
+  it('drives itself from one real timer', async () => {
+    const clock = { now: () => performance.timeOrigin + performance.now() };
+    const s = new HeapScheduler(clock);
+    const t0 = clock.now();
+    const lateness: number[] = [];
+    const order: number[] = [];
+    for (const [i, d] of [40, 10, 25, 60, 5].entries()) {
+      s.at(t0 + d, (due) => {
+        lateness.push(clock.now() - due);
+        order.push(i);
+      });
+    }
+    s.start();
+    // One added later, earlier than the armed timer: the timer must be re-armed for it.
+    s.at(t0 + 1, () => order.push(99));
+    await new Promise((r) => setTimeout(r, 120));
+    s.stop();
+    expect(order).toEqual([99, 4, 1, 2, 0, 3]);
+    expect(Math.min(...lateness)).toBeGreaterThanOrEqual(0);
+  });
+});

@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import { arrivalOffsetsMs, planShards, shardIndex } from '../src/fleet/arrival-schedule.js';
+import { FleetLayout } from '../src/fleet/fleet-layout.js';
+import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
+import type { DeviceOptions } from '../src/device/device-options.js';
+import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
+import type { ShardTask, WorkerToMain } from '../src/fleet/worker-protocol.js';
+import type { GroupSpec, Scenario } from '../src/scenario/scenario-types.js';
+import { FleetAggregate } from '../src/runner/aggregate.js';
+
+function group(name: string, count: number, preRegistered = false): GroupSpec {
+  return {
+    name,
+    count,
+    api: 'v2',
+    eveVersion: '14.5.2-kvm-amd64',
+    preRegistered,
+    logFormat: 'newlogs',
+    logLinesPerSec: 0,
+    flowlogIntervalMs: 120_000,
+    apps: [],
+    configItems: {},
+    globalProfile: '',
+    hardware: { ncpu: 2, memoryMB: 1024, storageMB: 1024, model: 'm', manufacturer: 'x' },
+    appStepMs: 100,
+  };
+}
+
+function scenario(over: Partial<Scenario> = {}): Scenario {
+  return {
+    file: 'test.yaml',
+    name: 'test',
+    seed: 42,
+    durationMs: 600,
+    target: { kind: 'embedded' },
+    groups: [group('a', 4), group('b', 4, true)],
+    arrival: { model: 'uniform', ratePerSec: 40 }, // 25 ms apart: the last of 8 at 175 ms
+    timeline: [{ atMs: 400, action: 'reboot', group: 'b' }],
+    thresholds: [],
+    ...over,
+  };
+}
+
+describe('arrival schedule and shards', () => {
+  it('uniform, all-at-once and seeded poisson offsets do not depend on the shard split', () => {
+    const all = Array.from({ length: 100 }, (_, i) => i);
+    expect([...arrivalOffsetsMs({ model: 'uniform', ratePerSec: 10 }, 1, [0, 3, 7])]).toEqual([0, 300, 700]);
+    expect([...arrivalOffsetsMs({ model: 'all-at-once', ratePerSec: 0 }, 1, [0, 5])]).toEqual([0, 0]);
+    const whole = arrivalOffsetsMs({ model: 'poisson', ratePerSec: 50 }, 9, all);
+    const odd = arrivalOffsetsMs({ model: 'poisson', ratePerSec: 50 }, 9, all.filter((i) => i % 2 === 1));
+    expect([...odd]).toEqual(all.filter((i) => i % 2 === 1).map((i) => whole[i]));
+    for (let i = 1; i < whole.length; i++) expect(whole[i]!).toBeGreaterThanOrEqual(whole[i - 1]!);
+    // Mean gap near 1/rate = 20 ms.
+    expect(whole[99]! / 99).toBeGreaterThan(12);
+    expect(whole[99]! / 99).toBeLessThan(30);
+    // A different seed gives a different schedule.
+    expect(arrivalOffsetsMs({ model: 'poisson', ratePerSec: 50 }, 10, all)[50]).not.toBe(whole[50]);
+  });
+
+  it('stride shards cover every device exactly once', () => {
+    for (const [total, workers] of [
+      [10, 3],
+      [2, 4],
+      [0, 2],
+      [10_001, 2],
+    ] as const) {
+      const shards = planShards(total, workers);
+      expect(shards.length).toBe(Math.min(workers, Math.max(1, total)));
+      const seen = new Set<number>();
+      for (const s of shards) for (let k = 0; k < s.count; k++) seen.add(shardIndex(s, k));
+      expect(seen.size).toBe(total);
+      expect(Math.max(-1, ...seen)).toBe(total - 1);
+    }
+    expect(() => planShards(5, 0)).toThrow(/workers/);
+  });
+
+  it('maps fleet indices to groups in file order', () => {
+    const l = FleetLayout.of({ groups: [group('a', 2), group('b', 0), group('c', 3)] });
+    expect([0, 1, 2, 3, 4].map((i) => l.groupOf(i))).toEqual([0, 0, 2, 2, 2]);
+    expect(() => l.groupOf(5)).toThrow(/outside the fleet/);
+    expect(() => l.groupNamed('zz')).toThrow(/no group named "zz"/);
+  });
+});
+
+/** A stand-in device: one request per 50 ms after it starts, onboarded after its first answer. */
+class FakeDevice implements FleetDevice {
+  static log: { index: number; event: string; at: number }[] = [];
+  private timer: number | undefined;
+  private running = false;
+  constructor(private readonly o: DeviceOptions) {
+    if (o.index === 5) throw new Error('device 5 cannot be built');
+  }
+  start(): void {
+    FakeDevice.log.push({ index: this.o.index, event: 'start', at: this.o.clock.now() });
+    this.running = true;
+    this.o.onStateChange?.('idle', 'fetching-certs');
+    this.tick(this.o.clock.now());
+  }
+  private tick(dueAt: number): void {
+    if (!this.running) return;
+    this.o.transport
+      .request({ endpoint: 'config', method: 'POST', path: '/c', headers: {}, dueAt, deviceIndex: this.o.index })
+      .then((res) => {
+        if (res.status === 200 && this.running) this.o.onStateChange?.('fetching-certs', 'onboarded');
+        if (this.o.index === 2) this.o.onFinding?.({ deviceIndex: 2, endpoint: 'config', kind: 'bad-signature', detail: 'test' });
+      })
+      .catch(() => {});
+    this.timer = this.o.scheduler.at(dueAt + 50, (d) => this.tick(d));
+  }
+  stop(): void {
+    this.running = false;
+    if (this.timer !== undefined) this.o.scheduler.cancel(this.timer);
+  }
+  rebootNow(): void {
+    FakeDevice.log.push({ index: this.o.index, event: 'reboot', at: this.o.clock.now() });
+  }
+  get tally() {
+    return { undeliveredInfo: this.o.index === 1 ? 2 : 0, undeliveredLogs: 0, undeliveredFlowlog: 0 };
+  }
+  backlog() {
+    return { info: 1, logs: 0, flowlog: 0 };
+  }
+}
+
+class FakeTransport implements Transport {
+  requests = 0;
+  destroyed = false;
+  async request(req: TransportRequest): Promise<TransportResponse> {
+    this.requests++;
+    await new Promise((r) => setTimeout(r, 3));
+    return { status: req.deviceIndex === 3 ? 503 : 200, headers: {}, body: new Uint8Array(0) };
+  }
+  stats() {
+    return { running: 0 };
+  }
+  async destroy() {
+    this.destroyed = true;
+  }
+}
+
+describe('ShardRunner', () => {
+  it('prepares identities, starts devices on schedule, applies reboots, reports deltas and survives device errors', async () => {
+    FakeDevice.log = [];
+    const sc = scenario();
+    const task: ShardTask = {
+      workerId: 0,
+      scenario: sc,
+      shard: { firstIndex: 0, count: 8, stride: 1 },
+      target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+      deltaIntervalMs: 100,
+    };
+    const posted: WorkerToMain[] = [];
+    const transport = new FakeTransport();
+    const runner = new ShardRunner(task, {
+      createDevice: (o) => new FakeDevice(o),
+      createTransport: () => transport,
+      post: (m) => posted.push(m),
+    });
+    const prep = await runner.prepare();
+    expect(prep.devices.map((d) => d.group)).toEqual(['a', 'a', 'a', 'a', 'b', 'b', 'b', 'b']);
+    expect(prep.devices.every((d) => /^SIM[0-9A-Z]{12}$/.test(d.serial))).toBe(true);
+    // Device certificates go to the controller only for the pre-registered group.
+    expect(prep.devices.slice(0, 4).every((d) => d.deviceCertPem === undefined)).toBe(true);
+    expect(prep.devices.slice(4).every((d) => d.deviceCertPem?.includes('BEGIN CERTIFICATE'))).toBe(true);
+
+    const startAt = Date.now() + 50;
+    const result = await runner.run(startAt);
+
+    // Arrivals: 25 ms apart in index order, never early (device 5 failed to build).
+    const starts = FakeDevice.log.filter((e) => e.event === 'start');
+    expect(starts.map((e) => e.index)).toEqual([0, 1, 2, 3, 4, 6, 7]);
+    for (const s of starts) expect(s.at).toBeGreaterThanOrEqual(startAt + s.index * 25 - 0.001);
+    // The reboot at 400 ms hit the started devices of group b only.
+    const reboots = FakeDevice.log.filter((e) => e.event === 'reboot');
+    expect(reboots.map((e) => e.index)).toEqual([4, 6, 7]);
+    expect(reboots[0]!.at).toBeGreaterThanOrEqual(startAt + 400);
+
+    // Every answered request is in exactly one delta.
+    const agg = new FleetAggregate();
+    for (const m of posted) if (m.type === 'delta') agg.merge(m.delta);
+    agg.merge(result.finalDelta);
+    expect(result.finalDelta.final).toBe(true);
+    expect(agg.totalRequests).toBeGreaterThan(50);
+    expect(agg.totalRequests).toBeLessThanOrEqual(transport.requests);
+    expect(agg.totalErrors).toBe(agg.requests.get('config|503'));
+    expect(agg.findings.get('bad-signature')).toBeGreaterThan(0);
+    expect(agg.deviceErrors).toBe(1);
+    expect(agg.findingSamples.some((f) => f.detail.includes('device 5 cannot be built'))).toBe(true);
+    expect(agg.onboardedEver()).toBe(6); // 7 started, device 3 only ever got 503s
+    expect(agg.started()).toBe(7);
+    expect(result.undelivered).toEqual({ info: 2, logs: 0, flowlog: 0 });
+    expect(result.finalDelta.queueBacklog).toEqual({ info: 7, logs: 0, flowlog: 0 });
+    expect(result.totals.deviceErrors).toBe(1);
+    expect(transport.destroyed).toBe(true);
+    expect(result.loop.p99Ms).toBeGreaterThanOrEqual(0);
+    expect(result.finalDelta.pendingTimers).toBe(0);
+  });
+
+  it('stop() ends a run early and still returns figures', async () => {
+    const task: ShardTask = {
+      workerId: 1,
+      scenario: scenario({ durationMs: 60_000, groups: [group('a', 2)], timeline: [] }),
+      shard: { firstIndex: 0, count: 2, stride: 1 },
+      target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+    };
+    const runner = new ShardRunner(task, { createDevice: (o) => new FakeDevice(o), createTransport: () => new FakeTransport(), post: () => {} });
+    await runner.prepare();
+    const t0 = Date.now();
+    setTimeout(() => runner.stop(), 150);
+    const result = await runner.run(t0);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(result.totals.requests).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,164 @@
+// End to end through the compiled code (piscina starts workers from dist/workers/fleet-worker.js,
+// so the whole run uses dist/ to stay consistent): embedded controller in its thread, two fleet
+// workers, metrics scraped mid-run, report, summary JSON and exit codes.
+// Needs `npm run build` first (npm test does it through the pretest script).
+
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import type * as RunModule from '../src/runner/run-scenario.js';
+import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
+
+const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+const runFile = join(dist, 'src/runner/run-scenario.js');
+const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
+
+async function load(): Promise<{ run: typeof RunModule; ctl: typeof ControllerThreadModule }> {
+  if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) {
+    throw new Error(`${runFile} or the compiled worker is missing: run "npm run build" before this test`);
+  }
+  return {
+    run: (await import(runFile)) as typeof RunModule,
+    ctl: (await import(controllerFile)) as typeof ControllerThreadModule,
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'evesim-run-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SCENARIO = `
+name: runner-e2e
+seed: 11
+duration: 6s
+target: embedded
+arrival:
+  model: uniform
+  over: 1s
+groups:
+  - name: a
+    count: 4
+    configItems:
+      timer.config.interval: 5
+  - name: b
+    count: 2
+    preRegistered: true
+timeline:
+  - at: 3s
+    action: config-item
+    group: a
+    key: timer.metric.interval
+    value: 20
+  - at: 4s
+    action: reboot
+    group: b
+thresholds:
+  - devices.total == 6
+  - certs.count >= 6
+  - ping.count > 1000000
+`;
+
+describe('runScenario', () => {
+  it('runs a small fleet end to end: metrics while running, report, summary JSON, exit 1 on a failed threshold', async () => {
+    const { run, ctl } = await load();
+    const file = join(dir, 'e2e.yaml');
+    writeFileSync(file, SCENARIO);
+    const summaryFile = join(dir, 'summary.json');
+    let outText = '';
+    let errText = '';
+    let scraped: string | undefined;
+    const scrape = async (url: string) => {
+      // Wait until devices are running, then read /metrics once.
+      await new Promise((r) => setTimeout(r, 4000));
+      const res = await request(url);
+      scraped = await res.body.text();
+    };
+    let scraping: Promise<void> | undefined;
+    const result = await run.runScenario({
+      scenarioFile: file,
+      workers: 2,
+      metricsPort: 0,
+      summaryJson: summaryFile,
+      stateDir: join(dir, 'state'),
+      quiet: true,
+      startEmbeddedController: ctl.startControllerInThread,
+      out: (t) => (outText += t),
+      err: (t) => {
+        errText += t;
+        const m = /metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(t);
+        if (m) scraping = scrape(m[1]!);
+      },
+    });
+    await scraping;
+
+    expect(result.exitCode).toBe(1);
+    const s = result.summary!;
+    expect(s.devices.total).toBe(6);
+    expect(s.thresholds.map((t) => t.passed)).toEqual([true, true, false]);
+    expect(s.endpoints.certs!.count).toBeGreaterThanOrEqual(6);
+    // Overall is the sum of the endpoints.
+    const sum = Object.values(s.endpoints).reduce((a, e) => a + e.count, 0);
+    expect(s.overall.count).toBe(sum);
+    expect(s.overall.p99_ms).toBeGreaterThan(0);
+    expect(s.generator.workers.map((w) => w.worker).sort()).toEqual([0, 1]);
+    expect(s.durationMs).toBeGreaterThanOrEqual(5900);
+    expect(s.target).toBe('embedded');
+    // The report went to `out`, the summary JSON to its file, equal to what was returned.
+    expect(outText).toContain('runner-e2e');
+    expect(outText).toContain('ping.count > 1000000');
+    expect(JSON.parse(readFileSync(summaryFile, 'utf8'))).toEqual(JSON.parse(JSON.stringify(s)));
+    expect(errText).toContain('created 6 device identities');
+    // Scraped during the run: request counters and the devices gauge were live.
+    expect(scraped).toMatch(/evesim_requests_total\{endpoint="certs",status="200"\} [1-9]/);
+    expect(scraped).toMatch(/evesim_devices\{state="[a-z-]+"\} \d/);
+    expect(scraped).toMatch(/evesim_worker_event_loop_lag_seconds\{worker="1"\}/);
+
+    // Same seed again: identities come from the state directory, nothing is created.
+    let errText2 = '';
+    const again = await run.runScenario({
+      scenarioFile: file,
+      durationMs: 4000,
+      workers: 1,
+      stateDir: join(dir, 'state'),
+      quiet: true,
+      startEmbeddedController: ctl.startControllerInThread,
+      out: () => {},
+      err: (t) => (errText2 += t),
+    });
+    expect(again.summary!.devices.total).toBe(6);
+    expect(errText2).not.toContain('created');
+  }, 120_000);
+
+  it('exits 2 on bad input, naming what was wrong', async () => {
+    const { run } = await load();
+    const errs: string[] = [];
+    const common = { quiet: true, out: () => {}, err: (t: string) => errs.push(t), stateDir: join(dir, 'state') };
+
+    expect((await run.runScenario({ ...common, scenarioFile: join(dir, 'missing.yaml') })).exitCode).toBe(2);
+    expect(errs.pop()).toMatch(/missing\.yaml: cannot read the file/);
+
+    const file = join(dir, 'ok.yaml');
+    writeFileSync(file, SCENARIO);
+    expect((await run.runScenario({ ...common, scenarioFile: file, workers: 0 })).exitCode).toBe(2);
+    expect(errs.pop()).toMatch(/--workers: must be a whole number/);
+
+    expect((await run.runScenario({ ...common, scenarioFile: file, summaryJson: join(dir, 'no/such/dir/s.json') })).exitCode).toBe(2);
+    expect(errs.pop()).toMatch(/--summary-json .*does not exist or is not writable/);
+
+    const res = await run.runScenario({
+      ...common,
+      scenarioFile: file,
+      controller: {
+        url: 'https://127.0.0.1:1',
+        rootCaFile: join(dir, 'nope-ca.pem'),
+        onboardCertFile: join(dir, 'nope.pem'),
+        onboardKeyFile: join(dir, 'nope.key'),
+        insecure: false,
+      },
+    });
+    expect(res.exitCode).toBe(2);
+    expect(errs.pop()).toMatch(/controller root CA .*nope-ca\.pem: cannot read \(ENOENT\)/);
+  });
+});
