@@ -1,0 +1,45 @@
+// TCG PC Client event types (PFP "Event Types"; tpm-facts §9) with their names, for logs and tests.
+
+export const EV = {
+  PREBOOT_CERT: 0x0,
+  POST_CODE: 0x1,
+  NO_ACTION: 0x3,
+  SEPARATOR: 0x4,
+  ACTION: 0x5,
+  EVENT_TAG: 0x6,
+  S_CRTM_CONTENTS: 0x7,
+  S_CRTM_VERSION: 0x8,
+  CPU_MICROCODE: 0x9,
+  PLATFORM_CONFIG_FLAGS: 0xa,
+  TABLE_OF_DEVICES: 0xb,
+  COMPACT_HASH: 0xc,
+  IPL: 0xd,
+  IPL_PARTITION_DATA: 0xe,
+  NONHOST_CODE: 0xf,
+  NONHOST_CONFIG: 0x10,
+  NONHOST_INFO: 0x11,
+  OMIT_BOOT_DEVICE_EVENTS: 0x12,
+  EFI_VARIABLE_DRIVER_CONFIG: 0x80000001,
+  EFI_VARIABLE_BOOT: 0x80000002,
+  EFI_BOOT_SERVICES_APPLICATION: 0x80000003,
+  EFI_BOOT_SERVICES_DRIVER: 0x80000004,
+  EFI_RUNTIME_SERVICES_DRIVER: 0x80000005,
+  EFI_GPT_EVENT: 0x80000006,
+  EFI_ACTION: 0x80000007,
+  EFI_PLATFORM_FIRMWARE_BLOB: 0x80000008,
+  EFI_HANDOFF_TABLES: 0x80000009,
+  EFI_PLATFORM_FIRMWARE_BLOB2: 0x8000000a,
+  EFI_HANDOFF_TABLES2: 0x8000000b,
+  EFI_VARIABLE_BOOT2: 0x8000000c,
+  EFI_HCRTM_EVENT: 0x80000010,
+  EFI_VARIABLE_AUTHORITY: 0x800000e0,
+  EFI_SPDM_FIRMWARE_BLOB: 0x800000e1,
+  EFI_SPDM_FIRMWARE_CONFIG: 0x800000e2,
+} as const;
+
+const NAMES = new Map<number, string>(Object.entries(EV).map(([k, v]) => [v, `EV_${k}`]));
+
+/** "EV_SEPARATOR", "EV_EFI_ACTION", ... or the hex number for an unknown type. */
+export function eventTypeName(type: number): string {
+  return NAMES.get(type) ?? `0x${type.toString(16).padStart(8, '0')}`;
+}
