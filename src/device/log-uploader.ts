@@ -71,7 +71,8 @@ export class LogUploader {
   private appFiles: LogFile[] = [];
   private backlogBytes = 0;
   /** Device lines are generated up to here. */
-  private deviceFrom: Millis = 0;
+  /** Start of the device lines not yet collected; undefined until start() (nothing was written before). */
+  private deviceFrom: Millis | undefined;
   /** Per running app: lines generated up to here. */
   private appFrom = new Map<string, Millis>();
   private schedule: LogUploadSchedule | undefined;
@@ -189,7 +190,7 @@ export class LogUploader {
   private collect(now: Millis): void {
     const host = this.host;
     const rate = host.opts.behaviour.logLinesPerSec;
-    if (now > this.deviceFrom) {
+    if (this.deviceFrom !== undefined && now > this.deviceFrom) {
       const entries = rate > 0 ? host.generator.deviceEntries(this.deviceFrom, now, rate, host.opts.rng) : [];
       this.deviceFrom = now;
       if (entries.length > 0) this.addFiles(entries, now, undefined);

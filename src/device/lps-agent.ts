@@ -131,21 +131,29 @@ const DEV_CMD: Record<number, LpsDeviceCommand> = {
   [profile.LocalDevCmd.Command.COMMAND_COLLECT_INFO]: 'collect-info',
 };
 
-interface Task {
-  readonly key: LpsEndpointKey;
+/** One periodic endpoint: its wake-up, the request in flight and its throttle state. */
+class LpsTask {
   readonly timer: DeviceTimer;
   /** Generation of the request in flight, 0 when none. */
-  inFlight: number;
+  inFlight = 0;
   /** A tick came while a request was in flight: run once more when it ends. */
-  again: boolean;
+  again = false;
   /** 'spec' throttling after a 404. */
-  throttled: boolean;
+  throttled = false;
+
+  constructor(
+    readonly key: LpsEndpointKey,
+    scheduler: Scheduler,
+    fire: (t: LpsTask, at: Millis) => void,
+  ) {
+    this.timer = new DeviceTimer(scheduler, (at) => fire(this, at));
+  }
 }
 
 export class LpsAgent {
   readonly stats: LpsAgentStats;
-  private readonly tasks: Task[];
-  private readonly byKey: Record<LpsEndpointKey, Task>;
+  /** In LPS_ENDPOINT_KEYS order. */
+  private readonly tasks: LpsTask[];
   private readonly appCommands = new LpsAppCommands();
   private readonly radio: LpsRadioSilence;
   private readonly throttleRule: LpsThrottleRule;
@@ -167,12 +175,8 @@ export class LpsAgent {
     if (this.throttleRule !== 'eve' && this.throttleRule !== 'spec') {
       throw new Error(`LPS agent of device ${o.deviceIndex}: throttleRule must be 'eve' or 'spec', got ${JSON.stringify(this.throttleRule)}`);
     }
-    this.tasks = LPS_ENDPOINT_KEYS.map((key) => {
-      const task: Task = { key, timer: undefined as unknown as DeviceTimer, inFlight: 0, again: false, throttled: false };
-      (task as { timer: DeviceTimer }).timer = new DeviceTimer(o.scheduler, (at) => this.fire(task, at));
-      return task;
-    });
-    this.byKey = Object.fromEntries(this.tasks.map((t) => [t.key, t])) as Record<LpsEndpointKey, Task>;
+    const fire = (t: LpsTask, at: Millis) => this.fire(t, at);
+    this.tasks = LPS_ENDPOINT_KEYS.map((key) => new LpsTask(key, o.scheduler, fire));
     this.radio = new LpsRadioSilence(o.scheduler, o.rng, o.radio ?? {}, (imposed, changed) => this.radioSettled(imposed, changed));
   }
 
@@ -189,12 +193,13 @@ export class LpsAgent {
     const previous = this.timers;
     this.timers = timers;
     const value = address.trim();
-    if (value === this.rawAddress) {
-      if (this.addr !== undefined && previous !== undefined) this.rescheduleChanged(previous, timers);
+    if (value === '') {
+      // Also after a restore: a device that boots without an LPS forgets the saved profile.
+      if (this.addr !== undefined || this.profileValue !== '' || this.radio.intent) this.clear();
       return;
     }
-    if (value === '') {
-      this.clear();
+    if (value === this.rawAddress) {
+      if (this.addr !== undefined && previous !== undefined) this.rescheduleChanged(previous, timers);
       return;
     }
     let parsed: LpsAddress;
@@ -258,7 +263,7 @@ export class LpsAgent {
 
   /** Runs an endpoint now (EVE's Trigger*POST, e.g. devinfo on a device state change). Not while throttled. */
   trigger(key: LpsEndpointKey): void {
-    const t = this.byKey[key];
+    const t = this.task(key);
     if (this.addr === undefined || t.throttled) return;
     t.timer.at(this.o.clock.now());
   }
@@ -317,11 +322,15 @@ export class LpsAgent {
     return this.locationThrottled;
   }
   isThrottled(key: LpsEndpointKey): boolean {
-    return key === 'lps.location' ? this.locationThrottled : this.byKey[key].throttled;
+    return key === 'lps.location' ? this.locationThrottled : this.task(key).throttled;
   }
 
   // ---------------------------------------------------------------------------------------------
   // Internals
+
+  private task(key: LpsEndpointKey): LpsTask {
+    return this.tasks[LPS_ENDPOINT_KEYS.indexOf(key)]!;
+  }
 
   private clear(): void {
     this.halt();
@@ -358,7 +367,7 @@ export class LpsAgent {
     }
   }
 
-  private nextDelay(t: Task): Millis {
+  private nextDelay(t: LpsTask): Millis {
     const timers = this.timers!;
     if (t.key === 'lps.location') return locationDelayMs(this.o.rng, timers.locationAppIntervalS);
     return jitteredMs(this.o.rng, t.throttled ? STREAM_THROTTLED_S : this.intervalS(t.key, timers), 0.88, 1.1);
@@ -372,7 +381,7 @@ export class LpsAgent {
     }
   }
 
-  private fire(t: Task, dueAt: Millis): void {
+  private fire(t: LpsTask, dueAt: Millis): void {
     if (this.addr === undefined) return;
     t.timer.at(dueAt + this.nextDelay(t));
     if (t.inFlight !== 0) {
@@ -382,7 +391,7 @@ export class LpsAgent {
     this.run(t, dueAt);
   }
 
-  private run(t: Task, dueAt: Millis): void {
+  private run(t: LpsTask, dueAt: Millis): void {
     const v = this.o.view;
     const now = this.o.clock.now();
     switch (t.key) {
@@ -455,7 +464,7 @@ export class LpsAgent {
     }
   }
 
-  private send(t: Task, body: Uint8Array | undefined, dueAt: Millis): void {
+  private send(t: LpsTask, body: Uint8Array | undefined, dueAt: Millis): void {
     const transport = this.transport!;
     const gen = this.generation;
     const headers: Record<string, string> = {
@@ -484,7 +493,7 @@ export class LpsAgent {
       );
   }
 
-  private settle(t: Task, gen: number, res: TransportResponse | undefined): void {
+  private settle(t: LpsTask, gen: number, res: TransportResponse | undefined): void {
     const c = this.stats.endpoints[t.key];
     if (t.inFlight === gen) t.inFlight = 0;
     if (gen !== this.generation) {
@@ -502,7 +511,7 @@ export class LpsAgent {
     }
   }
 
-  private handle(t: Task, res: TransportResponse): void {
+  private handle(t: LpsTask, res: TransportResponse): void {
     const c = this.stats.endpoints[t.key];
     const s = res.status;
     if (s === 404) {
@@ -577,13 +586,13 @@ export class LpsAgent {
     }
   }
 
-  private tokenOk(t: Task, got: string | undefined): boolean {
+  private tokenOk(t: LpsTask, got: string | undefined): boolean {
     if ((got ?? '') === this.token) return true;
     this.stats.endpoints[t.key].tokenRejected++;
     return false;
   }
 
-  private onNotFound(t: Task): void {
+  private onNotFound(t: LpsTask): void {
     if (t.key === 'lps.location') {
       this.locationThrottled = true;
       return;
@@ -594,7 +603,7 @@ export class LpsAgent {
     }
   }
 
-  private onStreamSuccess(t: Task): void {
+  private onStreamSuccess(t: LpsTask): void {
     if (t.key === 'lps.location') {
       this.locationThrottled = false;
       return;
