@@ -46,9 +46,6 @@ export async function runRun(a: RunArgs): Promise<number> {
       insecure: a.insecureSkipVerify,
     };
   }
-  if (a.insecureSkipVerify) {
-    console.error('evesim: WARNING: TLS verification of the controller is OFF (--insecure-skip-verify); use only against a test controller');
-  }
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
