@@ -109,17 +109,20 @@ describe('virtual device attestation (§5.3, §5.4)', () => {
       const body = r.controller.seal(Msg.ZAttestResponse.encode({ respType: attest.ZAttestRespType.ATTEST_RESP_QUOTE_RESP, quoteResp: { response: code } }));
       return { status: 201, headers: {}, body };
     };
+    // Config answers without the token here, so no config 403 restarts attestation in between.
+    r.controller.requireToken = false;
     r.device.start();
     await r.time.advance(60_000);
     const seq = attestRequests(r)
       .filter((x) => x.req.reqType !== attest.ZAttestReqType.ATTEST_REQ_CERT)
       .map((x) => [x.req.reqType === attest.ZAttestReqType.ATTEST_REQ_NONCE ? 'nonce' : 'quote', x.at - T0]);
+    // Each quote follows its nonce after the simulated tpmmgr time (NO_TPM_QUOTE_MS = 20 ms).
     expect(seq).toEqual([
       ['nonce', 0],
-      ['quote', 0], // NONCE_MISMATCH → RESTART_WAIT 15 s
-      ['nonce', 15_000],
-      ['quote', 15_000], // INVALID → same nonce again in 15 s
-      ['quote', 30_000], // SUCCESS
+      ['quote', 20], // NONCE_MISMATCH → RESTART_WAIT 15 s
+      ['nonce', 15_020],
+      ['quote', 15_040], // INVALID → same nonce again in 15 s
+      ['quote', 30_040], // SUCCESS
     ]);
     expect(r.device.attestationState).toBe(info.AttestationState.ATTESTATION_STATE_COMPLETE);
   });

@@ -111,7 +111,7 @@ describe('runScenario', () => {
     expect(JSON.parse(readFileSync(summaryFile, 'utf8'))).toEqual(JSON.parse(JSON.stringify(s)));
     expect(errText).toContain('created 6 device identities');
     // Scraped during the run: request counters and the devices gauge were live.
-    expect(scraped).toMatch(/evesim_requests_total\{endpoint="certs",status="200"\} [1-9]/);
+    expect(scraped).toMatch(/evesim_requests_total\{api="v2",endpoint="certs",status="200"\} [1-9]/);
     expect(scraped).toMatch(/evesim_devices\{state="[a-z-]+"\} \d/);
     expect(scraped).toMatch(/evesim_worker_event_loop_lag_seconds\{worker="1"\}/);
 

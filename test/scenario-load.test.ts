@@ -58,6 +58,7 @@ describe('defaults and normalisation', () => {
       name: 'minimal',
       seed: 1,
       durationMs: 90_000,
+      gracefulStopMs: 15_000,
       target: { kind: 'embedded' },
       groups: [{ ...GROUP_DEFAULTS, name: 'a', count: 3, apps: [{ ...APP_DEFAULTS, name: 'web' }] }],
       arrival: { model: 'uniform', ratePerSec: 20 },

@@ -30,7 +30,13 @@ export default async function runFleetWorker({ task, port }: FleetWorkerInput): 
   process.on('unhandledRejection', onRejection);
   try {
     const prep = await runner.prepare((prepared, total) => post({ type: 'progress', workerId: task.workerId, prepared, total }));
-    post({ type: 'ready', workerId: task.workerId, devices: prep.devices, identities: { created: prep.created, loaded: prep.loaded } });
+    post({
+      type: 'ready',
+      workerId: task.workerId,
+      devices: prep.devices,
+      identities: { created: prep.created, loaded: prep.loaded },
+      ...(prep.tpm ? { tpm: prep.tpm } : {}),
+    });
     const startAtMs = await started;
     // Stopped before the start: run for no time, so the result still has its (empty) shape.
     return await runner.run(stopRequested || startAtMs === undefined ? Date.now() : startAtMs);

@@ -7,6 +7,7 @@ import { runValidate } from './validate-command.js';
 import { runRun } from './run-command.js';
 import { runControllerCommand } from './controller-command.js';
 import { runDecode } from './decode-command.js';
+import { runLpsCommand } from './lps-command.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('evesim')
@@ -24,6 +25,10 @@ await yargs(hideBin(process.argv))
         .option('insecure-skip-verify', { type: 'boolean', default: false, describe: 'turn TLS verification off (prints a warning)' })
         .option('devices', { type: 'number', describe: 'scale the fleet to N devices' })
         .option('duration', { type: 'string', describe: 'override the run duration, e.g. 90s, 10m' })
+        .option('graceful-stop', {
+          type: 'string',
+          describe: 'after the duration, how long devices may deliver what they still have queued (default: the scenario\'s gracefulStop, 15s); 0s: none',
+        })
         .option('seed', { type: 'number', describe: 'override the scenario seed' })
         .option('workers', { type: 'number', describe: 'worker threads (default: one per core)' })
         .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics' })
@@ -58,6 +63,24 @@ await yargs(hideBin(process.argv))
     },
   )
   .command(
+    'lps',
+    'run one embedded local profile server alone in the foreground',
+    (y) =>
+      y
+        .option('host', { type: 'string', default: '127.0.0.1', describe: 'address of the device API (the LPS is plain HTTP: keep it local)' })
+        .option('port', { type: 'number', default: 8888, describe: "device API port (EVE's default LPS port)" })
+        .option('admin-port', { type: 'number', default: 8889, describe: 'JSON admin API port on 127.0.0.1' })
+        .option('site', { type: 'string', default: 'site', describe: 'site name, for messages' })
+        .option('token', { type: 'string', describe: 'server_token (default: the state file\'s, else random)' })
+        .option('state-file', { type: 'string', describe: 'JSON file (mode 0600) keeping command requests across restarts' })
+        .option('profile', { type: 'string', describe: 'local profile served from the start' })
+        .option('radio-silence', { type: 'boolean', describe: 'radio silence asked for from the start' })
+        .option('throttle', { type: 'string', array: true, describe: 'endpoints answered with 404 (local_profile, radio, appinfo, devinfo, location, ...)' }),
+    async (argv) => {
+      process.exitCode = await runLpsCommand(argv);
+    },
+  )
+  .command(
     'decode <dir>',
     'print a --record directory as JSON lines with every body decoded',
     (y) =>
@@ -70,7 +93,7 @@ await yargs(hideBin(process.argv))
       process.exitCode = await runDecode(argv);
     },
   )
-  .demandCommand(1, 'name a command: run, validate, controller or decode')
+  .demandCommand(1, 'name a command: run, validate, controller, lps or decode')
   .strict()
   .fail((msg, err, y) => {
     if (err) throw err;

@@ -2,6 +2,7 @@
 // own thread when the scenario (and no --controller flag) asks for it.
 import { runScenario } from '../runner/run-scenario.js';
 import { startControllerInThread } from '../servers/controller/controller-thread.js';
+import { startLpsInThread } from '../servers/lps/lps-thread.js';
 import { durationArg } from './parse-duration-arg.js';
 
 export interface RunArgs {
@@ -13,6 +14,7 @@ export interface RunArgs {
   insecureSkipVerify: boolean;
   devices?: number;
   duration?: string;
+  gracefulStop?: string;
   seed?: number;
   workers?: number;
   metricsPort?: number;
@@ -24,8 +26,10 @@ export interface RunArgs {
 
 export async function runRun(a: RunArgs): Promise<number> {
   let durationMs: number | undefined;
+  let gracefulStopMs: number | undefined;
   try {
     durationMs = durationArg(a.duration);
+    gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
   } catch (e) {
     console.error(`evesim: ${(e as Error).message}`);
     return 2;
@@ -50,6 +54,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     scenarioFile: a.scenario,
     devices: a.devices,
     durationMs,
+    gracefulStopMs,
     seed: a.seed,
     workers: a.workers,
     metricsPort: a.metricsPort,
@@ -59,6 +64,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controller,
     quiet: a.quiet,
     startEmbeddedController: startControllerInThread,
+    startLps: startLpsInThread,
   });
   return exitCode;
 }

@@ -111,6 +111,14 @@ export class AppInstance {
     this.kick(now);
   }
 
+  /**
+   * A restart or purge a local profile server asked for (EVE bumps a local counter, §11.3): the
+   * same paths as the controller's counters. A purge of an app that should not run ends HALTED.
+   */
+  localCommand(kind: 'restart' | 'purge', now: Millis): void {
+    this.walk(kind === 'purge' ? APP_PURGE_PATH : APP_RESTART_PATH, now);
+  }
+
   /** Device rebooted: the app comes back from its installed volumes, as zedmanager does at boot. */
   rebootReset(wantRunning: boolean, now: Millis): void {
     this.timer.cancel();

@@ -70,7 +70,7 @@ export class DeviceConfigState implements AppHost {
   projectName = '';
   projectId = '';
   globalProfile = '';
-  /** Profile set by a local profile server (LPS support comes later); '' = none. */
+  /** Profile set by a local profile server ('' = none); changed through setLocalProfile(). */
   localProfile = '';
   /** Last reboot / shutdown counters seen; persisted across reboots (undefined: never seen). */
   rebootCounter: number | undefined;
@@ -188,6 +188,18 @@ export class DeviceConfigState implements AppHost {
   dispose(): void {
     this.objectTimer.cancel();
     for (const app of this.apps.values()) app.dispose();
+  }
+
+  /** The local profile from an LPS changed ('' = none): every app's activation is re-evaluated (§3.4). */
+  setLocalProfile(value: string, now: Millis): void {
+    if (value === this.localProfile) return;
+    this.localProfile = value;
+    for (const app of this.apps.values()) app.setWantRunning(this.wantRunning(app.config), now);
+  }
+
+  /** An LPS device command (shutdown, poweroff, reboot): every app halts until the next boot. */
+  haltAllApps(now: Millis): void {
+    this.shutdownAllApps(now);
   }
 
   private wantRunning(view: AppConfigView): boolean {

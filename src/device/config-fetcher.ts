@@ -11,8 +11,15 @@ import type { DeviceFinding, DeviceOptions } from './device-options.js';
 import type { DeviceSender } from './device-sender.js';
 import { DeviceTimer } from './device-timer.js';
 import { configPollDelayMs } from './eve-timers.js';
-import type { Millis, TransportResponse } from './ports.js';
+import type { ExpectedAnswer, Millis, TransportResponse } from './ports.js';
 import { isDocumentedStatus } from './status-expectations.js';
+
+/**
+ * EVE polls config at once after onboarding, in parallel with attestation (§5.4, §14): until a
+ * quote is accepted the request carries no integrity token and a controller that requires one
+ * answers 403 ("attest first"). Before the first quote EVE just counts it as a failed fetch.
+ */
+export const CONFIG_BEFORE_ATTESTATION: ExpectedAnswer = { statuses: [403], reason: 'before-attestation' };
 
 /** EVE re-runs the UUID lookup after config 400/404 at most this often (§13.2). */
 export const UUID_RELOOKUP_MIN_MS = 10 * 60_000;
@@ -88,7 +95,9 @@ export class ConfigFetcher {
     try {
       const req: config.ConfigRequest = { configHash: this.configHash };
       if (host.integrityToken) req.integrity_token = host.integrityToken;
-      answer = await host.sender.post('config', v2Path('config', host.uuid), Msg.ConfigRequest.encode(req), dueAt);
+      // No quote accepted since boot: a 403 is the controller asking for attestation, not an error.
+      const expect = host.integrityToken ? undefined : CONFIG_BEFORE_ATTESTATION;
+      answer = await host.sender.post('config', v2Path('config', host.uuid), Msg.ConfigRequest.encode(req), dueAt, expect);
     } finally {
       if (gen === host.generation) this.inFlight = false;
     }

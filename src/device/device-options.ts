@@ -16,6 +16,8 @@ export interface DeviceIdentity {
   /** Device-issued attestation (type 11) and ECDH (13) certificates, PEM file bytes as EVE writes them. */
   attestCertPem: string;
   ecdhCertPem: string;
+  /** Private key of attestCertPem: the TPM's quote key (DeviceIdentityMaterial has it; needed only with a TPM). */
+  attestKey?: import('node:crypto').KeyObject;
 }
 
 export interface AppSpec {
@@ -38,12 +40,22 @@ export interface DeviceBehaviour {
   flowlogIntervalMs: number;
   /** Skip POST /register and go straight to /uuid (a pre-registered device). */
   preRegistered: boolean;
+  /** Controller API the device speaks (absent: 'v2'). v1 is mutual TLS without envelopes (api-v1-dialect.ts). */
+  api?: 'v1' | 'v2';
+  /** API v1 only: fetch the configuration with POST (default) or the deprecated GET /config. */
+  v1ConfigMethod?: 'POST' | 'GET';
   /** Seconds a simulated app spends in each ZSwState step on the way to RUNNING (scaled for tests). */
   appStepMs: number;
   /** Per-app rates by display name (apps not listed use modest defaults). */
   apps?: AppSpec[];
   /** Hardware shape reported in ZInfoDevice and metrics. */
   hardware: { ncpu: number; memoryMB: number; storageMB: number; model: string; manufacturer: string };
+  /** BIOS vendor-version-date, reported in quotes (ATTEST_VERSION_TYPE_FIRMWARE) and measured into PCR 0. */
+  firmwareVersion?: string;
+  /** Cellular modems (device-radios.ts); absent: none. */
+  cellular?: import('./device-radios.js').CellularSpec;
+  /** GNSS receiver (device-radios.ts); absent: none. */
+  gnss?: import('./device-radios.js').GnssSpec;
 }
 
 export interface DeviceOptions {
@@ -61,6 +73,20 @@ export interface DeviceOptions {
   onStateChange?: (from: DeviceLifecycle, to: DeviceLifecycle) => void;
   /** Called on every problem worth counting (bad signature, undecodable body, conformance finding). */
   onFinding?: (f: DeviceFinding) => void;
+  /** A TPM 2.0 (absent: none, the device sends empty quotes). */
+  tpm?: DeviceTpm;
+  /** Local profile server client and radio models (lps-wiring.ts); absent: the device ignores local_profile_server. */
+  lps?: import('./lps-wiring.js').DeviceLpsPorts;
+}
+
+/** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */
+export interface DeviceTpm {
+  /** Measure another kernel into PCR 9 (a tampered boot). */
+  tampered: boolean;
+  /** EK certificate (ZCertType 12) PEM file bytes, issued by the device key (src/identity/ek-certificate.ts). */
+  ekCertPem: string;
+  /** The EK's TPM2B_PUBLIC, the certificate's TPM2_PUBLIC meta data. */
+  ekPublicArea: Uint8Array;
 }
 
 /** Coarse lifecycle, for metrics and thresholds. */

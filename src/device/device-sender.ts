@@ -10,8 +10,10 @@ import { certificateDer } from '../protocol/pem.js';
 import type { DeviceFinding, DeviceIdentity, DeviceOptions } from './device-options.js';
 import type { DeviceStats } from './device-stats.js';
 import type { DeviceCounters } from './metrics-builder.js';
-import type { Millis, TransportResponse } from './ports.js';
+import type { ExpectedAnswer, Millis, TransportRequest, TransportResponse } from './ports.js';
 import type { ControllerTrust } from './controller-trust.js';
+import { ApiV1Dialect } from './api-v1-dialect.js';
+import type { ApiVersion } from '../protocol/api-version.js';
 
 const PROTO_MIME = 'application/x-proto-binary';
 
@@ -38,21 +40,33 @@ interface PrecomputedIdentity extends DeviceIdentity {
 
 export class DeviceSender {
   private deviceSigner: RequestSigner | undefined;
+  /** Set for an API v1 device: paths, raw bodies and client certificates as v1 wants them. */
+  readonly v1: ApiV1Dialect | undefined;
 
-  constructor(private readonly host: SenderHost) {}
+  constructor(private readonly host: SenderHost) {
+    const b = host.opts.behaviour;
+    this.v1 = b.api === 'v1' ? new ApiV1Dialect(b.v1ConfigMethod, b.preRegistered) : undefined;
+  }
+
+  get api(): ApiVersion {
+    return this.v1 ? 'v1' : 'v2';
+  }
 
   /** GET with no body and no envelope (certs, ping, §1.2). */
   get(endpoint: EndpointKey, path: string, dueAt: Millis): Promise<Answer> {
     return this.send(endpoint, 'GET', path, undefined, dueAt);
   }
 
-  /** POST of `payload` sealed in an AuthContainer signed with the device key. */
-  post(endpoint: EndpointKey, path: string, payload: Uint8Array, dueAt: Millis): Promise<Answer> {
-    return this.send(endpoint, 'POST', path, sealRequest(payload, this.signer()), dueAt);
+  /** POST of `payload` sealed in an AuthContainer signed with the device key; `expect` names
+   *  non-success answers that are normal at this point (counted apart from errors). */
+  post(endpoint: EndpointKey, path: string, payload: Uint8Array, dueAt: Millis, expect?: ExpectedAnswer): Promise<Answer> {
+    return this.send(endpoint, 'POST', path, this.v1 ? payload : sealRequest(payload, this.signer()), dueAt, expect);
   }
 
   /** POST /register: signed with the onboarding key, senderCert = base64(onboarding PEM) (§2.2). */
   postWithOnboardingKey(endpoint: EndpointKey, path: string, payload: Uint8Array, dueAt: Millis): Promise<Answer> {
+    // v1: the raw message; the onboarding certificate goes in the TLS handshake instead.
+    if (this.v1) return this.send(endpoint, 'POST', path, payload, dueAt);
     const id = this.host.opts.identity as PrecomputedIdentity;
     const signer: RequestSigner = {
       key: id.onboardKey,
@@ -69,6 +83,8 @@ export class DeviceSender {
    * /certs again, as EVE does.
    */
   open(endpoint: EndpointKey, answer: TransportResponse, now: Millis): Uint8Array | undefined {
+    // v1 answers carry no envelope: mutual TLS authenticated the controller.
+    if (this.v1) return this.v1.payload(endpoint, answer.body);
     const trust = this.host.trust.current;
     if (!trust) {
       this.reject(endpoint, 'unknown-signer', 'answer arrived before any controller certificate was trusted');
@@ -107,8 +123,17 @@ export class DeviceSender {
     return this.deviceSigner;
   }
 
-  private async send(endpoint: EndpointKey, method: 'GET' | 'POST', path: string, body: Uint8Array | undefined, dueAt: Millis): Promise<Answer> {
+  private async send(
+    endpoint: EndpointKey,
+    method: 'GET' | 'POST',
+    path: string,
+    body: Uint8Array | undefined,
+    dueAt: Millis,
+    expect?: ExpectedAnswer,
+  ): Promise<Answer> {
     const { opts, tally: stats, counters } = this.host;
+    const wire = this.v1?.request(endpoint, method, path, body);
+    if (wire) ({ method, path, body } = wire);
     const headers: Record<string, string> = { 'X-Request-Id': opts.rng.uuid() };
     if (method === 'POST') headers['Content-Type'] = PROTO_MIME;
     if (this.host.uuid === '') {
@@ -120,7 +145,10 @@ export class DeviceSender {
     const reqBytes = body?.length ?? 0;
     let answer: Answer;
     try {
-      answer = await opts.transport.request({ endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index });
+      const req: TransportRequest = { endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index };
+      if (expect) req.expect = expect;
+      if (wire) req.clientCert = wire.clientCert;
+      answer = await opts.transport.request(req);
     } catch {
       // Any rejection is "no HTTP answer" (TransportError by contract; anything else is treated alike).
       answer = undefined;
@@ -132,6 +160,7 @@ export class DeviceSender {
       return undefined;
     }
     stats.answer(endpoint, answer.status);
+    this.v1?.onAnswer(endpoint, answer.status);
     counters.recordRequest({
       url: path,
       reqBytes,

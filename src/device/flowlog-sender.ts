@@ -11,6 +11,7 @@ import { isSuccess, type DeviceSender } from './device-sender.js';
 import type { DeviceStats } from './device-stats.js';
 import { DeviceTimer } from './device-timer.js';
 import { flowlogRetryDelayMs } from './eve-timers.js';
+import { drainRetryDelayMs } from './graceful-drain.js';
 import { buildFlowMessage, type FlowScope } from './flowlog-builder.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from './ports.js';
@@ -47,6 +48,8 @@ export class FlowlogSender {
   private pending: PendingFlowMessage[] = [];
   private failures = 0;
   private sending = false;
+  /** End-of-run drain (graceful-drain.ts): no new windows, queued messages go now. */
+  private draining = false;
   private windowStart: Millis = 0;
   private readonly collectTimer: DeviceTimer;
   private readonly sendTimer: DeviceTimer;
@@ -63,6 +66,17 @@ export class FlowlogSender {
   start(now: Millis): void {
     this.windowStart = now;
     this.collectTimer.at(now + this.host.opts.behaviour.flowlogIntervalMs);
+  }
+
+  /** End of the run (simulator action): no new flow windows; what is queued is sent now and
+   *  retried quickly instead of on EVE's 1 … 128 s backoff. */
+  drain(now: Millis): void {
+    this.draining = true;
+    this.failures = 0;
+    this.collectTimer.cancel();
+    if (this.sending || this.pending.length === 0) return;
+    this.sendTimer.cancel();
+    this.host.guard(() => this.sendHead(now));
   }
 
   /** Reboot or stop: the queue is in memory; what it holds is lost and counted. */
@@ -116,7 +130,7 @@ export class FlowlogSender {
         }
         this.failures++;
         host.counters.recordFlowlog({ delivered: false, flows: head.flows, dnsRequests: head.dns });
-        this.sendTimer.at(now + flowlogRetryDelayMs(this.failures));
+        this.sendTimer.at(now + (this.draining ? drainRetryDelayMs(this.failures) : flowlogRetryDelayMs(this.failures)));
         return;
       }
     } finally {

@@ -10,6 +10,7 @@ import type { DeviceFinding, DeviceOptions } from './device-options.js';
 import type { DeviceSender } from './device-sender.js';
 import type { DeviceStats } from './device-stats.js';
 import { DeviceTimer } from './device-timer.js';
+import { drainRetryDelayMs } from './graceful-drain.js';
 import { endpointForKind, InfoQueue, type InfoQueueKind, type QueuedItem } from './info-queue.js';
 import type { Millis } from './ports.js';
 import { isDocumentedStatus } from './status-expectations.js';
@@ -30,6 +31,9 @@ export class InfoPublisher {
   readonly queue: InfoQueue;
   private readonly timer: DeviceTimer;
   private passRunning = false;
+  /** End-of-run drain (graceful-drain.ts): everything queued goes now, retried quickly. */
+  private draining = false;
+  private drainFailures = 0;
 
   constructor(private readonly host: InfoHost) {
     this.queue = new InfoQueue(host.opts.rng);
@@ -47,11 +51,18 @@ export class InfoPublisher {
     this.rearm(now);
   }
 
-  /** Items waiting (info only; the attestation certificate post is not an info message). */
+  /** Reliable info waiting (the attestation certificate post is no info message; periodic location is best effort). */
   get pendingInfo(): number {
     let n = 0;
-    for (const it of this.queue.undelivered()) if (it.kind !== 'attest') n++;
+    for (const it of this.queue.undelivered()) if (it.kind !== 'attest' && it.kind !== 'location') n++;
     return n;
+  }
+
+  /** End of the run (simulator action): send everything queued now, ignoring EVE's backoff. */
+  drain(now: Millis): void {
+    this.draining = true;
+    this.drainFailures = 0;
+    this.rearm(now);
   }
 
   /** The device reboots or stops: the queue lives in memory, whatever is in it is lost. */
@@ -64,6 +75,11 @@ export class InfoPublisher {
 
   private rearm(now: Millis): void {
     if (this.passRunning) return; // the pass re-arms when it ends
+    if (this.draining) {
+      if (this.queue.size === 0) this.timer.cancel();
+      else this.timer.atOrSooner(now + drainRetryDelayMs(this.drainFailures));
+      return;
+    }
     const due = this.queue.nextDue(now);
     if (due === undefined) this.timer.cancel();
     else this.timer.atOrSooner(due);
@@ -72,6 +88,7 @@ export class InfoPublisher {
   private async pass(dueAt: Millis): Promise<void> {
     const host = this.host;
     const gen = host.generation;
+    if (this.draining) this.queue.expedite();
     const batch = this.queue.takeBatch(host.opts.clock.now());
     this.passRunning = batch.length > 0;
     try {
@@ -84,6 +101,7 @@ export class InfoPublisher {
     } finally {
       if (gen === host.generation) {
         this.passRunning = false;
+        if (this.draining) this.drainFailures = this.queue.size > 0 ? this.drainFailures + 1 : 0;
         this.rearm(host.opts.clock.now());
       }
     }
@@ -104,7 +122,8 @@ export class InfoPublisher {
     if (item.kind === 'attest') {
       if (result.disposition === 'delivered') host.onAttestCertsOutcome(true, now);
       else if (result.disposition === 'discarded') host.onAttestCertsOutcome(false, now);
-    } else if (result.disposition === 'dropped' || result.disposition === 'discarded') {
+    } else if (result.disposition === 'dropped' || (result.disposition === 'discarded' && item.kind !== 'location')) {
+      // Periodic location is best effort (§6.5): discarding it loses nothing the device owed.
       host.tally.undeliveredInfo++;
     }
     return result.stopPass;

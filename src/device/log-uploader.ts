@@ -21,6 +21,7 @@ import type { DeviceSender } from './device-sender.js';
 import type { DeviceStats } from './device-stats.js';
 import { DeviceTimer } from './device-timer.js';
 import { LOG_MAX_4XX_RETRIES, LogUploadSchedule } from './eve-timers.js';
+import { drainRetryDelayMs } from './graceful-drain.js';
 import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogGenerator } from './log-generator.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from './ports.js';
@@ -77,6 +78,9 @@ export class LogUploader {
   private appFrom = new Map<string, Millis>();
   private schedule: LogUploadSchedule | undefined;
   private readonly timer: DeviceTimer;
+  /** End-of-run drain (graceful-drain.ts): no new lines; every file is uploaded now. */
+  private draining = false;
+  private drainFailures = 0;
 
   constructor(private readonly host: LogHost) {
     this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
@@ -115,6 +119,21 @@ export class LogUploader {
     this.collect(now);
   }
 
+  /**
+   * End of the run (simulator action): close the open files up to now, generate no more lines,
+   * and upload every file at once, retried quickly, instead of on EVE's upload ticks.
+   */
+  drain(now: Millis): void {
+    this.collect(now);
+    this.draining = true;
+    this.drainFailures = 0;
+    if (this.schedule === undefined || this.pendingFiles === 0) {
+      this.timer.cancel();
+      return;
+    }
+    this.timer.at(now);
+  }
+
   /** The device stops for good: everything not delivered is counted. */
   stop(now: Millis): void {
     this.timer.cancel();
@@ -127,6 +146,7 @@ export class LogUploader {
   }
 
   private async tick(dueAt: Millis): Promise<void> {
+    if (this.draining) return this.drainTick(dueAt);
     const host = this.host;
     const gen = host.generation;
     const schedule = this.schedule!;
@@ -146,6 +166,30 @@ export class LogUploader {
         schedule.maybeEvaluate(now, this.pendingFiles, host.opts.rng);
         host.counters.setLogBacklog(this.pendingFiles, schedule.intervalS);
         this.timer.at(now + schedule.uploadDelayMs());
+      }
+    }
+  }
+
+  /** While draining: device and app files in turn, oldest first, until none is left or none got through. */
+  private async drainTick(dueAt: Millis): Promise<void> {
+    const host = this.host;
+    const gen = host.generation;
+    let progressed = true;
+    try {
+      while (this.pendingFiles > 0 && progressed) {
+        const before = this.pendingFiles;
+        for (const files of [this.deviceFiles, this.appFiles]) {
+          if (files.length === 0) continue;
+          await this.uploadOldest(files, dueAt);
+          if (gen !== host.generation) return;
+          dueAt = host.opts.clock.now();
+        }
+        progressed = this.pendingFiles < before;
+      }
+    } finally {
+      if (gen === host.generation) {
+        this.drainFailures = progressed ? 0 : this.drainFailures + 1;
+        if (this.pendingFiles > 0) this.timer.at(host.opts.clock.now() + drainRetryDelayMs(this.drainFailures));
       }
     }
   }
@@ -188,6 +232,7 @@ export class LogUploader {
 
   /** Closes the device file and every running app's file up to `now`. */
   private collect(now: Millis): void {
+    if (this.draining) return; // no new lines after the end of the run
     const host = this.host;
     const rate = host.opts.behaviour.logLinesPerSec;
     if (this.deviceFrom !== undefined && now > this.deviceFrom) {
@@ -199,6 +244,7 @@ export class LogUploader {
   }
 
   private collectApp(app: LogApp, now: Millis): void {
+    if (this.draining) return;
     const from = Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince);
     this.appFrom.set(app.uuid, now);
     if (now <= from || app.linesPerSec <= 0) return;

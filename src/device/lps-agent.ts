@@ -19,7 +19,6 @@
 // in with restore() after a reboot.
 
 import { info, profile, type metrics } from '../gen/eve-types.js';
-import type { EndpointKey } from '../protocol/endpoints.js';
 import { Msg } from '../protocol/messages.js';
 import type { DeviceFinding } from './device-options.js';
 import { DeviceTimer } from './device-timer.js';
@@ -477,9 +476,7 @@ export class LpsAgent {
     this.stats.endpoints[t.key].sent++;
     transport
       .request({
-        // TransportRequest.endpoint is typed for controller endpoints; the lead widens it to
-        // EndpointKey | LpsEndpointKey. Until then the LPS key passes through unchanged.
-        endpoint: t.key as unknown as EndpointKey,
+        endpoint: t.key,
         method: body === undefined ? 'GET' : 'POST',
         path: LPS_PATHS[t.key],
         headers,

@@ -118,6 +118,8 @@ export interface MetricsInput {
   apps: readonly MetricsAppInput[];
   lastReceivedConfig?: Millis;
   lastProcessedConfig?: Millis;
+  /** Per-modem signal and packet counters (dm.cellular, field 20); absent without modems. */
+  cellular?: metrics.CellularMetric[];
 }
 
 const EVE_BASE_MEM_MB = 1100;
@@ -361,6 +363,7 @@ export class DeviceCounters {
     };
     if (m.lastReceivedConfig !== undefined) dm.last_received_config = toTimestamp(m.lastReceivedConfig);
     if (m.lastProcessedConfig !== undefined) dm.last_processed_config = toTimestamp(m.lastProcessedConfig);
+    if (m.cellular !== undefined) dm.cellular = m.cellular;
 
     const msg: metrics.ZMetricMsg = { devID: m.devId, atTimeStamp: toTimestamp(now), dm };
     const am = m.apps.filter((a) => a.running).map((a) => this.appMetric(a, now));

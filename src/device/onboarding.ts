@@ -12,6 +12,7 @@ import type { ControllerTrust } from './controller-trust.js';
 import { onboardingRetryDelayMs } from './eve-timers.js';
 import type { Millis } from './ports.js';
 import { isDocumentedStatus } from './status-expectations.js';
+import { v1UuidFromConfig } from './v1-uuid-lookup.js';
 
 /** RFC 4122 textual form, any version (EVE parses with uuid.FromString after trimming). */
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -53,6 +54,8 @@ export class Onboarding {
    */
   async fetchUuid(dueAt: Millis): Promise<string | undefined> {
     const { sender, opts } = this.host;
+    // API v1 has no /uuid: the first configuration names the device.
+    if (sender.v1) return v1UuidFromConfig(this.host, dueAt);
     const answer = await sender.post('uuid', v2Path('uuid'), Msg.UuidRequest.encode({}), dueAt);
     if (answer === undefined) return undefined;
     if (answer.status !== 200 && answer.status !== 201) {
@@ -82,7 +85,8 @@ export class Onboarding {
     const { opts, sender, trust } = host;
     const stale = (): boolean => gen !== host.generation;
 
-    if (!trust.current) {
+    // v1: /certs needs the device certificate, known to the controller only after registration.
+    if (!trust.current && !sender.v1) {
       host.setLifecycle('fetching-certs');
       const ok = await trust.fetch(dueAt);
       if (stale()) return;
@@ -111,6 +115,14 @@ export class Onboarding {
       if (reg === undefined) return this.retry();
       // EVE ignores the status (LEDs only) and goes on to /uuid on any HTTP answer (§2.2).
       if (!isDocumentedStatus('register', reg.status)) host.finding('register', 'unexpected-status', `POST /register answered ${reg.status}`);
+    }
+
+    if (sender.v1 && !trust.current) {
+      // v1 answers are not signed, so a failed /certs does not hold onboarding up; the periodic
+      // refresh tries again.
+      host.setLifecycle('fetching-certs');
+      await trust.fetch(opts.clock.now());
+      if (stale()) return;
     }
 
     host.setLifecycle('uuid');

@@ -3,6 +3,7 @@
 // and the same seed replays the same way.
 
 import type { EndpointKey } from '../protocol/endpoints.js';
+import type { LpsEndpointKey } from './lps-endpoints.js';
 
 /** Milliseconds on the simulation clock (epoch ms in real runs, any origin in tests). */
 export type Millis = number;
@@ -33,9 +34,12 @@ export interface Rng {
   uuid(): string;
 }
 
+/** Metric key of a request: a controller endpoint, or a local profile server's ('lps.radio', ...). */
+export type RequestEndpointKey = EndpointKey | LpsEndpointKey;
+
 export interface TransportRequest {
   /** Which logical endpoint this is, for metrics and records (never derived from the path). */
-  endpoint: EndpointKey;
+  endpoint: RequestEndpointKey;
   method: 'GET' | 'POST';
   /** Path and query, beginning with '/', e.g. '/api/v2/edgedevice/id/<uuid>/config'. */
   path: string;
@@ -45,7 +49,33 @@ export interface TransportRequest {
   dueAt: Millis;
   /** Which device sends it (index within the fleet), for records and per-device counts. */
   deviceIndex: number;
+  /**
+   * TLS client certificate the request must be sent with (API v1 mutual TLS): the device's
+   * onboarding or device certificate. Absent: none (API v2). Transports without client
+   * certificates ignore it.
+   */
+  clientCert?: ClientCertKind;
+  /**
+   * Non-success answers the device expects at this point and handles as EVE does (absent: every
+   * non-success answer is an error). Such answers are counted as expected, not as errors.
+   */
+  expect?: ExpectedAnswer;
 }
+
+/**
+ * Why a non-success answer is normal. 'before-attestation': config polled before any quote was
+ * accepted since boot — EVE polls config at once, in parallel with attesting (eve-wire-facts §5.4,
+ * §14), and a controller that requires the integrity token answers 403, its signal to attest.
+ */
+export type ExpectReason = 'before-attestation';
+
+export interface ExpectedAnswer {
+  statuses: readonly number[];
+  reason: ExpectReason;
+}
+
+/** Which of its certificates a device presents as TLS client certificate (API v1). */
+export type ClientCertKind = 'onboarding' | 'device';
 
 export interface TransportResponse {
   status: number;

@@ -31,6 +31,8 @@ import { DeviceCounters, type MetricsAppInput, type MetricsInput } from './metri
 import { MetricsReporter } from './metrics-reporter.js';
 import { Onboarding } from './onboarding.js';
 import type { Millis } from './ports.js';
+import { DeviceLps } from './lps-wiring.js';
+import { Msg } from '../protocol/messages.js';
 
 /** After a reboot command EVE reports REBOOTING and gives its agents a moment before going down. */
 export const REBOOT_GRACE_MS = 5_000;
@@ -42,7 +44,7 @@ const DEFAULT_APP_SPEC: Omit<AppSpec, 'name'> = { logLinesPerSec: 0.2, flowsPerM
 const APP_MEMORY_MB = 512;
 
 /** Why the device is booting (ZInfoDevice.last_boot_reason). */
-export type RebootCause = 'reboot-cmd' | 'power-fail';
+export type RebootCause = 'reboot-cmd' | 'power-fail' | 'poweroff-cmd';
 
 /** Pending reliable messages, by kind (for the fleet's backlog view). */
 export type DeviceBacklog = Record<ReliableKind, number>;
@@ -68,13 +70,21 @@ export class VirtualDevice {
   private lastRebootReason: string | undefined;
   private lastRebootTime: Millis | undefined;
   private rebooting: RebootCause | undefined;
+  /** The run is over and the device delivers what it has queued (drain()). */
+  private draining = false;
   private lastReceivedConfig: Millis | undefined;
   private lastProcessedConfig: Millis | undefined;
+  /** ZInfoDevice.state (and LocalDevInfo.state): ONLINE unless a command is being carried out. */
+  private devState: info.ZDeviceState = info.ZDeviceState.ZDEVICE_STATE_ONLINE;
+  /** Powered off by an LPS command: stays off until powerOn(). */
+  private poweredOff = false;
+  /** Local profile server client and radios; undefined when the fleet gave no LPS ports. */
+  readonly lps: DeviceLps | undefined;
 
   private readonly onboarding: Onboarding;
   private readonly attestation: Attestation;
   private readonly info: InfoPublisher;
-  private readonly configState: DeviceConfigState;
+  readonly configState: DeviceConfigState;
   private readonly configFetcher: ConfigFetcher;
   private readonly metrics: MetricsReporter;
   private readonly logs: LogUploader;
@@ -100,6 +110,7 @@ export class VirtualDevice {
     this.flowlog = new FlowlogSender(this);
     this.deviceInfoTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.periodicDeviceInfo()));
     this.rebootTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.rebootStep()));
+    this.lps = opts.lps ? new DeviceLps(this, opts.lps) : undefined;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -114,10 +125,47 @@ export class VirtualDevice {
     return this.state;
   }
 
-  /** Powers the device on: onboarding starts now (or, once onboarded, the normal services). */
-  start(): void {
+  /**
+   * Powers the device on: onboarding starts now (or, once onboarded, the normal services).
+   * `dueAt` is when the arrival schedule wanted it on; a generator that starts it late does not
+   * hide that: its first requests count their latency from `dueAt` (open model).
+   */
+  start(dueAt?: Millis): void {
     if (this.up || this.state === 'stopped' || this.rebootTimer.armed) return;
-    this.guard(() => this.boot(this.opts.clock.now()));
+    const now = this.opts.clock.now();
+    this.guard(() => this.boot(now, Math.min(dueAt ?? now, now)));
+  }
+
+  /**
+   * Graceful stop at the end of a run — a simulator action, not EVE behaviour (graceful-drain.ts):
+   * the device stops producing (no new log lines, metrics, periodic device info, flow windows,
+   * config polls or onboarding rounds; a pending reboot is called off), closes its open log
+   * files and delivers everything queued at once, retrying quickly, until stop().
+   */
+  drain(): void {
+    if (this.draining || this.state === 'stopped') return;
+    this.draining = true;
+    const now = this.opts.clock.now();
+    this.guard(() => {
+      this.rebootTimer.cancel();
+      this.lps?.halt();
+      this.onboarding.stop();
+      this.configFetcher.stop();
+      this.metrics.stop();
+      this.deviceInfoTimer.cancel();
+      if (!this.up || this.uuid === '') return; // nothing it could deliver now
+      this.flowlog.drain(now);
+      this.logs.drain(now);
+      this.info.drain(now);
+    });
+  }
+
+  /** Draining and nothing left that it can deliver (a device that is down delivers nothing). */
+  get drained(): boolean {
+    if (!this.draining) return false;
+    if (!this.up || this.uuid === '') return true;
+    const b = this.backlog();
+    return b.info + b.logs + b.flowlog === 0;
   }
 
   /** Stops the device for good; everything reliable still waiting is counted as undelivered. */
@@ -224,9 +272,10 @@ export class VirtualDevice {
     }
   }
 
-  /** /uuid answered: the normal services start (§14 step 4). */
+  /** /uuid answered: the normal services start (§14 step 4) — unless the run is draining. */
   onOnboarded(uuid: string, now: Millis): void {
     this.deviceUuid = uuid;
+    if (this.draining) return;
     this.trust.scheduleRefresh(now);
     this.startServices(now);
   }
@@ -256,6 +305,7 @@ export class VirtualDevice {
   applyConfig(cfg: config.EdgeDevConfig, now: Millis): void {
     this.configState.apply(cfg, now);
     this.lastProcessedConfig = now;
+    if (this.up && !this.draining) this.lps?.configure(cfg.local_profile_server ?? '', cfg.profile_server_token ?? '', this.configState.timers);
   }
 
   onForbidden(now: Millis): void {
@@ -280,12 +330,14 @@ export class VirtualDevice {
     if (previous === info.ZSwState.RUNNING && app.state !== info.ZSwState.RUNNING) {
       this.logs.closeApp(this.logAppOf(app, now), now);
     }
+    this.lps?.onAppStateChange(app, now);
   }
 
   onAppRemoved(app: AppInstance, now: Millis): void {
     if (app.running) this.logs.closeApp(this.logAppOf(app, now), now);
     this.counters.removeApp(app.uuid);
     this.generator.removeApp(app.uuid);
+    this.lps?.onAppRemoved(app.uuid);
   }
 
   onTimersChanged(prev: DeviceTimers, next: DeviceTimers, now: Millis): void {
@@ -308,12 +360,61 @@ export class VirtualDevice {
     // §3.5: report REBOOTING, then go down; the next boot reports REBOOT_CMD.
     this.rebooting = 'reboot-cmd';
     this.lastRebootReason = 'Reboot from controller';
-    this.publishDeviceInfo(now, info.ZDeviceState.ZDEVICE_STATE_REBOOTING);
+    this.setDeviceState(info.ZDeviceState.ZDEVICE_STATE_REBOOTING, now);
+    this.lps?.agent.trigger('lps.devinfo');
     this.rebootTimer.at(now + REBOOT_GRACE_MS);
   }
 
   onDeviceInfoChanged(now: Millis): void {
     this.publishDeviceInfo(now);
+  }
+
+  // ---- local profile server (lps-wiring.ts) ----
+
+  get deviceState(): info.ZDeviceState {
+    return this.devState;
+  }
+  get bootedAt(): Millis {
+    return this.bootTime;
+  }
+  get bootReason(): info.BootReason {
+    return this.lastBootReason;
+  }
+  /** A device state change, reported in ZInfoDevice.state. */
+  setDeviceState(state: info.ZDeviceState, now: Millis): void {
+    if (state === this.devState) return;
+    this.devState = state;
+    this.publishDeviceInfo(now);
+  }
+  enqueueLocation(key: string, msg: info.ZInfoMsg, now: Millis): void {
+    // Periodic location is best effort: discarded on failure, the next one follows (§6.5).
+    this.info.enqueue(key, 'location', Msg.ZInfoMsg.encode(msg), now, true);
+  }
+  /** Graceful reboot from the LPS, apps already halted: down after the grace period (REBOOT_CMD). */
+  rebootForCommand(now: Millis): void {
+    this.rebooting = 'reboot-cmd';
+    this.lastRebootReason = 'Reboot from local profile server';
+    this.rebootTimer.at(now + REBOOT_GRACE_MS);
+  }
+  /** Graceful poweroff from the LPS: the device is off until powerOn() (next boot POWEROFF_CMD). */
+  powerOff(now: Millis): void {
+    if (!this.up) return;
+    this.rebooting = 'poweroff-cmd';
+    this.lastRebootReason = 'Power off from local profile server';
+    this.lastRebootTime = now;
+    this.goDown();
+    this.logs.closeForReboot(now);
+    this.setLifecycle('idle');
+    this.poweredOff = true;
+  }
+  /** The scenario's power-on: a device powered off by command boots again. */
+  powerOn(): void {
+    if (!this.poweredOff || this.state === 'stopped' || this.draining) return;
+    this.poweredOff = false;
+    this.guard(() => this.boot(this.opts.clock.now()));
+  }
+  get isPoweredOff(): boolean {
+    return this.poweredOff;
   }
 
   metricsInput(): MetricsInput {
@@ -344,6 +445,8 @@ export class VirtualDevice {
       bootTime: this.bootTime,
       apps,
     };
+    const cellular = this.lps?.cellularMetrics(this.opts.clock.now());
+    if (cellular !== undefined && cellular.length > 0) input.cellular = cellular;
     if (this.lastReceivedConfig !== undefined) input.lastReceivedConfig = this.lastReceivedConfig;
     if (this.lastProcessedConfig !== undefined) input.lastProcessedConfig = this.lastProcessedConfig;
     return input;
@@ -384,20 +487,29 @@ export class VirtualDevice {
   // ---------------------------------------------------------------------------------------------
   // Boot, services, reboot
 
-  private boot(now: Millis): void {
+  /** `dueAt` (≤ now): when the boot was due; the first onboarding requests count from it. */
+  private boot(now: Millis, dueAt: Millis = now): void {
     this.generation++;
     this.up = true;
     this.bootTime = now;
+    this.attestation.powerOn(now); // a TPM resets at every boot (new reset count, boot PCRs)
     if (this.rebooting !== undefined) {
       this.restartCounter++;
-      this.lastBootReason = this.rebooting === 'reboot-cmd' ? info.BootReason.BOOT_REASON_REBOOT_CMD : info.BootReason.BOOT_REASON_POWER_FAIL;
+      this.lastBootReason =
+        this.rebooting === 'reboot-cmd'
+          ? info.BootReason.BOOT_REASON_REBOOT_CMD
+          : this.rebooting === 'poweroff-cmd'
+            ? info.BootReason.BOOT_REASON_POWEROFF_CMD
+            : info.BootReason.BOOT_REASON_POWER_FAIL;
       this.rebooting = undefined;
+      this.devState = info.ZDeviceState.ZDEVICE_STATE_ONLINE;
       this.counters = new DeviceCounters(this.opts.rng, this.opts.behaviour.hardware, now);
       this.generator.restart(now);
       this.configState.onBoot(now);
+      this.lps?.onBoot(now);
     }
     if (this.uuid === '') {
-      this.onboarding.start(now);
+      this.onboarding.start(dueAt);
       return;
     }
     // Known UUID (persisted): certificates are fetched at boot, then everything starts (§4.3).
@@ -414,6 +526,7 @@ export class VirtualDevice {
     this.armDeviceInfo(now);
     this.logs.start(now);
     this.flowlog.start(now);
+    this.lps?.start(now);
   }
 
   /** Everything in memory stops; answers still on their way are ignored. */
@@ -427,6 +540,7 @@ export class VirtualDevice {
     this.configFetcher.reset();
     this.metrics.stop();
     this.deviceInfoTimer.cancel();
+    this.lps?.halt();
     this.info.discardAll();
     this.flowlog.discardAll();
     this.configState.dispose();
@@ -477,7 +591,7 @@ export class VirtualDevice {
         deviceIndex: this.opts.index,
         serial: this.opts.identity.serial,
         behaviour: this.opts.behaviour,
-        hasTpm: false,
+        hasTpm: this.attestation.hasTpm,
         bootTime: this.bootTime,
         ...(this.lastRebootReason !== undefined ? { lastRebootReason: this.lastRebootReason } : {}),
         ...(this.lastRebootTime !== undefined ? { lastRebootTime: this.lastRebootTime } : {}),
@@ -485,7 +599,7 @@ export class VirtualDevice {
         restartCounter: this.restartCounter,
         rebootConfigCounter: cs.rebootConfigCounter,
         shutdownConfigCounter: cs.shutdownConfigCounter,
-        ...(state !== undefined ? { state } : {}),
+        state: state ?? this.devState,
         ...(cs.configItemStatus ? { configItemStatus: cs.configItemStatus } : {}),
         appInstances: [...cs.apps.values()].map((a) => ({ uuid: a.uuid, name: a.config.displayName, domainName: domainNameOf(a) })),
         attestationState: this.attestation.state,
@@ -499,6 +613,7 @@ export class VirtualDevice {
       },
       now,
     );
+    if (msg.dinfo) this.lps?.decorateDeviceInfo(msg.dinfo, now);
     this.info.publish(this.uuid, 'device', msg, now);
   }
 

@@ -4,8 +4,11 @@
 // current values.
 
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
-import type { EndpointKey } from '../protocol/endpoints.js';
+import type { ExpectReason } from '../device/ports.js';
+// Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
+import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { SparseHistogram } from './latency-histogram.js';
+import type { ApiLabel, ApiVersion } from '../protocol/api-version.js';
 
 /** Status class of an answer; 'err' means no HTTP answer came (transport error). */
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'err';
@@ -22,7 +25,9 @@ export function statusClassOf(status: number): StatusClass {
 
 /**
  * A request counts as an error unless it was answered 2xx or 304 Not Modified (the definition of
- * RunSummary's EndpointStats.errors and of DeviceStats): no HTTP answer, 4xx, 5xx and other 3xx.
+ * RunSummary's EndpointStats.errors and of DeviceStats): no HTTP answer, 4xx, 5xx and other 3xx —
+ * except answers the device said it expected (RequestOutcome.expected), which the recorder
+ * counts apart.
  */
 export function isErrorStatus(status: number): boolean {
   return !((status >= 200 && status < 300) || status === 304);
@@ -30,6 +35,8 @@ export function isErrorStatus(status: number): boolean {
 
 export interface SeriesDelta {
   endpoint: EndpointKey;
+  /** Interface the requests went to: controller API v1 or v2, or 'lps'. Absent (older senders): v2. */
+  api?: ApiLabel;
   statusClass: StatusClass;
   count: number;
   /** Exact sum of latencies in ms (the histogram only knows bucketed values). */
@@ -39,8 +46,21 @@ export interface SeriesDelta {
 
 export interface CountDelta {
   endpoint: EndpointKey;
+  /** Interface the requests went to: controller API v1 or v2, or 'lps'. Absent (older senders): v2. */
+  api?: ApiLabel;
   /** HTTP status as a string ('200', '404'), or the transport error code ('ECONNREFUSED', 'timeout'). */
   status: string;
+  count: number;
+}
+
+/** Non-success answers the device expected (RequestOutcome.expected): counted here, not as errors. */
+export interface ExpectedDelta {
+  endpoint: EndpointKey;
+  /** Interface the requests went to: controller API v1 or v2, or 'lps'. Absent (older senders): v2. */
+  api?: ApiLabel;
+  /** HTTP status as a string ('403'). */
+  status: string;
+  reason: ExpectReason;
   count: number;
 }
 
@@ -64,6 +84,8 @@ export interface FleetDelta {
   series: SeriesDelta[];
   requests: CountDelta[];
   errors: CountDelta[];
+  /** Expected rejections (e.g. config 403 before attestation); absent from older workers. */
+  expected?: ExpectedDelta[];
   findings: { kind: DeviceFinding['kind']; count: number }[];
   /** A few findings with their detail, for the report (bounded per worker per run). */
   findingSamples: DeviceFinding[];
@@ -74,6 +96,8 @@ export interface FleetDelta {
   lifecycle: Record<DeviceLifecycle, number>;
   /** Devices of this worker that have reached 'onboarded' at least once. */
   onboardedEver: number;
+  /** The same by the controller API of the device's group (absent from older workers). */
+  onboardedEverByApi?: Partial<Record<ApiVersion, number>>;
   /** Devices of this worker started so far (by the arrival model). */
   started: number;
   /** Devices in this worker's shard. */
@@ -85,6 +109,8 @@ export interface FleetDelta {
   loop: LoopStats;
   /** Wake-ups pending in the worker's scheduler. */
   pendingTimers: number;
+  /** Local profile server figures of the worker (absent when no device uses an LPS or has a radio). */
+  lps?: import('./lps-fleet.js').LpsWorkerFigures;
 }
 
 export const LIFECYCLES: readonly DeviceLifecycle[] = [

@@ -2,6 +2,7 @@
 // and the DeviceBehaviour a group gives its devices.
 
 import type { AppSpec, DeviceBehaviour } from '../device/device-options.js';
+import { DEFAULT_CELLULAR } from '../device/device-radios.js';
 import type { GroupSpec, Scenario } from '../scenario/scenario-types.js';
 
 export class FleetLayout {
@@ -37,6 +38,11 @@ export class FleetLayout {
     return lo;
   }
 
+  /** Position of fleet index `i` within its group (0-based). */
+  positionInGroup(i: number): number {
+    return i - this.starts[this.groupOf(i)]!;
+  }
+
   groupNamed(name: string): number {
     const g = this.groups.findIndex((x) => x.name === name);
     if (g < 0) throw new Error(`no group named "${name}" (groups: ${this.groups.map((x) => x.name).join(', ')})`);
@@ -55,8 +61,14 @@ export function behaviourOf(g: GroupSpec): DeviceBehaviour & { apps: AppSpec[] }
     logLinesPerSec: g.logLinesPerSec,
     flowlogIntervalMs: g.flowlogIntervalMs,
     preRegistered: g.preRegistered,
+    api: g.api,
+    ...(g.v1ConfigMethod !== undefined ? { v1ConfigMethod: g.v1ConfigMethod } : {}),
     appStepMs: g.appStepMs,
     hardware: { ...g.hardware },
+    ...(g.firmwareVersion !== undefined ? { firmwareVersion: g.firmwareVersion } : {}),
+    // Every device carries an LTE modem unless its group says otherwise; GNSS only when given.
+    cellular: g.cellular ?? DEFAULT_CELLULAR,
+    ...(g.gnss !== undefined ? { gnss: g.gnss } : {}),
     apps: g.apps.map((a) => ({ name: a.name, logLinesPerSec: a.logLinesPerSec, flowsPerMessage: a.flowsPerMessage })),
   };
 }

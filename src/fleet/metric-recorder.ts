@@ -6,20 +6,36 @@
 // controller (or a saturated generator) shows up as latency instead of as fewer requests.
 
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
-import { ENDPOINT_KEYS, type EndpointKey } from '../protocol/endpoints.js';
+import type { ExpectReason } from '../device/ports.js';
+import { ENDPOINT_KEYS as CONTROLLER_ENDPOINT_KEYS } from '../protocol/endpoints.js';
+import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
+import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { RequestObserver, RequestOutcome } from '../transport/request-observer.js';
+import { API_LABELS, apiLabelOf, type ApiLabel } from '../protocol/api-version.js';
 import {
   emptyLifecycleCounts,
   STATUS_CLASSES,
   statusClassOf,
   isErrorStatus,
   type CountDelta,
+  type ExpectedDelta,
   type SeriesDelta,
   type StatusClass,
 } from './fleet-delta.js';
 import { newLatencyHistogram, recordLatencyMs, toSparse, type LatencyHistogram } from './latency-histogram.js';
 
+/** Every endpoint requests are filed under: the controller's, then the local profile server's. */
+const ENDPOINT_KEYS: readonly EndpointKey[] = [...CONTROLLER_ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS];
 const ENDPOINT_INDEX = new Map<string, number>(ENDPOINT_KEYS.map((k, i) => [k, i]));
+/**
+ * Figures are kept per lane = (interface label, endpoint): lane = apiIndex * E + endpointIndex, so
+ * a mixed v1/v2 fleet reports each endpoint once per API (api-version.ts).
+ */
+const E = ENDPOINT_KEYS.length;
+const API_INDEX = new Map<ApiLabel, number>(API_LABELS.map((a, i) => [a, i]));
+const LANES = API_LABELS.length * E;
+const laneEndpoint = (lane: number): EndpointKey => ENDPOINT_KEYS[lane % E]!;
+const laneApi = (lane: number): ApiLabel => API_LABELS[Math.floor(lane / E)]!;
 const CLASS_COUNT = STATUS_CLASSES.length;
 const CLASS_INDEX: Record<StatusClass, number> = Object.fromEntries(STATUS_CLASSES.map((c, i) => [c, i])) as Record<
   StatusClass,
@@ -36,6 +52,7 @@ export interface RecorderDelta {
   series: SeriesDelta[];
   requests: CountDelta[];
   errors: CountDelta[];
+  expected: ExpectedDelta[];
   findings: { kind: DeviceFinding['kind']; count: number }[];
   findingSamples: DeviceFinding[];
   deviceErrors: number;
@@ -47,11 +64,13 @@ export interface MetricRecorderOptions {
 }
 
 export class MetricRecorder implements RequestObserver {
-  /** Indexed endpoint * CLASS_COUNT + class; created on first use, reused (reset) afterwards. */
-  private readonly series: (Series | undefined)[] = new Array(ENDPOINT_KEYS.length * CLASS_COUNT);
-  /** Per endpoint: status text → count in this interval. */
-  private readonly requests: Map<string, number>[] = ENDPOINT_KEYS.map(() => new Map());
-  private readonly errors: Map<string, number>[] = ENDPOINT_KEYS.map(() => new Map());
+  /** Indexed lane * CLASS_COUNT + class; created on first use, reused (reset) afterwards. */
+  private readonly series: (Series | undefined)[] = new Array(LANES * CLASS_COUNT);
+  /** Per lane: status text → count in this interval. */
+  private readonly requests: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
+  private readonly errors: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
+  /** Per lane: `${status}|${reason}` → expected rejections in this interval. */
+  private readonly expected: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
   private readonly findings = new Map<DeviceFinding['kind'], number>();
   private findingSamples: DeviceFinding[] = [];
   private samplesLeft: number;
@@ -60,15 +79,16 @@ export class MetricRecorder implements RequestObserver {
   /** Gauge: devices by lifecycle (kept up to date by onStateChange). */
   readonly lifecycle: Record<DeviceLifecycle, number> = emptyLifecycleCounts();
   /** Run totals, for the worker's final result. */
-  readonly totals = { requests: 0, errors: 0, findings: 0, deviceErrors: 0 };
+  readonly totals = { requests: 0, errors: 0, expected: 0, findings: 0, deviceErrors: 0 };
 
   constructor(opts: MetricRecorderOptions = {}) {
     this.samplesLeft = opts.maxFindingSamples ?? 50;
   }
 
   onOutcome(o: RequestOutcome): void {
-    const e = ENDPOINT_INDEX.get(o.endpoint);
-    if (e === undefined) return; // not a v2 endpoint key: nothing to file it under
+    const ep = ENDPOINT_INDEX.get(o.endpoint);
+    if (ep === undefined) return; // not a known endpoint key: nothing to file it under
+    const e = API_INDEX.get(apiLabelOf(o.endpoint, o.path))! * E + ep;
     const cls = statusClassOf(o.status);
     const slot = e * CLASS_COUNT + CLASS_INDEX[cls];
     let s = this.series[slot];
@@ -81,7 +101,11 @@ export class MetricRecorder implements RequestObserver {
 
     const statusText = o.status === 0 ? (o.error ?? 'error') : String(o.status);
     bump(this.requests[e]!, statusText);
-    if (isErrorStatus(o.status)) {
+    if (o.expected !== undefined) {
+      // The device said this answer is normal here (e.g. config 403 before attestation).
+      bump(this.expected[e]!, `${statusText}|${o.expected}`);
+      this.totals.expected++;
+    } else if (isErrorStatus(o.status)) {
       bump(this.errors[e]!, statusText);
       this.totals.errors++;
     }
@@ -118,8 +142,10 @@ export class MetricRecorder implements RequestObserver {
     for (let slot = 0; slot < this.series.length; slot++) {
       const s = this.series[slot];
       if (!s || s.count === 0) continue;
+      const lane = Math.floor(slot / CLASS_COUNT);
       series.push({
-        endpoint: ENDPOINT_KEYS[Math.floor(slot / CLASS_COUNT)]!,
+        endpoint: laneEndpoint(lane),
+        api: laneApi(lane),
         statusClass: STATUS_CLASSES[slot % CLASS_COUNT]!,
         count: s.count,
         sumMs: s.sumMs,
@@ -139,6 +165,7 @@ export class MetricRecorder implements RequestObserver {
       series,
       requests: drainCounts(this.requests),
       errors: drainCounts(this.errors),
+      expected: drainExpected(this.expected),
       findings,
       findingSamples,
       deviceErrors,
@@ -155,7 +182,21 @@ function drainCounts(perEndpoint: Map<string, number>[]): CountDelta[] {
   for (let e = 0; e < perEndpoint.length; e++) {
     const m = perEndpoint[e]!;
     if (m.size === 0) continue;
-    for (const [status, count] of m) out.push({ endpoint: ENDPOINT_KEYS[e] as EndpointKey, status, count });
+    for (const [status, count] of m) out.push({ endpoint: laneEndpoint(e), api: laneApi(e), status, count });
+    m.clear();
+  }
+  return out;
+}
+
+function drainExpected(perEndpoint: Map<string, number>[]): ExpectedDelta[] {
+  const out: ExpectedDelta[] = [];
+  for (let e = 0; e < perEndpoint.length; e++) {
+    const m = perEndpoint[e]!;
+    if (m.size === 0) continue;
+    for (const [key, count] of m) {
+      const bar = key.indexOf('|');
+      out.push({ endpoint: laneEndpoint(e), api: laneApi(e), status: key.slice(0, bar), reason: key.slice(bar + 1) as ExpectReason, count });
+    }
     m.clear();
   }
   return out;

@@ -1,7 +1,8 @@
 // Runs one shard of the fleet inside a worker thread: loads the shard's identities, builds each
 // device's options from the scenario (identity, group behaviour, seeded rng, the worker's shared
 // transport and scheduler), starts devices as the arrival model says, applies device-side timeline
-// actions (reboot), reports a delta every second and stops everything when the run ends.
+// actions (reboot), reports a delta every second, and when the run ends drains the devices (they
+// deliver what they have queued, up to the scenario's gracefulStop) and then stops them.
 //
 // Per device the shard keeps: the device object, its identity (key objects made once) and one
 // small state-change callback. Everything else (transport, undici pool, scheduler, recorder,
@@ -10,14 +11,17 @@
 import { readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 import { join } from 'node:path';
-import type { DeviceFinding, DeviceIdentity, DeviceLifecycle, DeviceOptions } from '../device/device-options.js';
+import type { DeviceFinding, DeviceIdentity, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
+import { deviceTpmRole } from '../scenario/tpm-plan.js';
+import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/seeded-rng.js';
 import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
+import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
 import type { DeviceIdentityMaterial } from '../identity/device-identity.js';
 import { senderCertHash } from '../protocol/cert-hash.js';
 import { certificateDer } from '../protocol/pem.js';
-import { ControllerTransport } from '../transport/controller-transport.js';
+import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
 import { arrivalOffsetsMs, shardIndex } from './arrival-schedule.js';
@@ -27,17 +31,27 @@ import { FleetLayout } from './fleet-layout.js';
 import { HeapScheduler } from './heap-scheduler.js';
 import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
-import type { FleetDeviceInfo, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
+import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
+import type { FleetDeviceInfo, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
 /** What the shard needs from a device (VirtualDevice implements it). */
 export interface FleetDevice {
-  start(): void;
+  /** Powers on; `dueAt` is the scheduled arrival time (a late start counts as latency). */
+  start(dueAt?: Millis): void;
   stop(): void;
   rebootNow(): void;
+  /** End of the run: stop producing and deliver what is queued (simulator action; optional for fakes). */
+  drain?(): void;
+  /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
+  readonly drained?: boolean;
   /** Running counters; read field by field each second (stats() would build a snapshot per device). */
   readonly tally: { undeliveredInfo: number; undeliveredLogs: number; undeliveredFlowlog: number };
   /** Reliable messages waiting to be sent, by kind. */
   backlog(): { info: number; logs: number; flowlog: number };
+  /** Timeline power-on of a device an LPS command powered off (optional for fakes). */
+  powerOn?(): void;
+  /** Radio and GNSS state for the LPS gauges (absent: not counted). */
+  readonly lps?: LpsGaugeSource | undefined;
 }
 
 export type DeviceFactory = (opts: DeviceOptions) => FleetDevice;
@@ -57,6 +71,8 @@ export interface ShardRunnerDeps {
 
 /** Most devices started by one arrival wake-up. */
 const ARRIVAL_BATCH = 16;
+/** How often the drain checks whether every device has delivered its backlog, ms. */
+const DRAIN_POLL_MS = 100;
 
 /** Real time with sub-millisecond resolution, epoch-based so all threads agree. */
 export const realClock: Clock = { now: () => performance.timeOrigin + performance.now() };
@@ -67,18 +83,26 @@ export class ShardRunner {
   private readonly recorder = new MetricRecorder({ maxFindingSamples: 50 });
   private readonly scheduler: HeapScheduler;
   private identities: DeviceIdentity[] = [];
+  /** TPM material of each local device that has a TPM. */
+  private readonly tpms: (DeviceTpm | undefined)[] = [];
   private readonly devices: (FleetDevice | undefined)[];
   /** 1 once a local device has first reached 'onboarded' (the run's onboarded count). */
   private readonly everOnboarded: Uint8Array;
   private onboardedEver = 0;
+  /** onboardedEver by the controller API of the device's group. */
+  private readonly onboardedByApi: Partial<Record<'v1' | 'v2', number>> = {};
   private started = 0;
   private stopped = false;
+  /** The planned duration is over: no more arrivals, devices deliver what they have queued. */
+  private draining = false;
   private stopRun: (() => void) | undefined;
   private seq = 0;
   private lastDeltaAt = 0;
   private loop: LoopMonitor | undefined;
   private heapUsedPeak = 0;
   private record: RecordWriter | undefined;
+  /** LPS transports, agent counters and gauges of this worker. */
+  private readonly lpsFleet: LpsFleet;
 
   constructor(
     private readonly task: ShardTask,
@@ -90,6 +114,7 @@ export class ShardRunner {
       onError: (err) => this.recorder.onDeviceError(-1, 'scheduler', err),
     });
     this.devices = new Array(task.shard.count);
+    this.lpsFleet = new LpsFleet(task.scenario, this.layout, this.clock, [this.recorder]);
     this.everOnboarded = new Uint8Array(task.shard.count);
     this.recorder.lifecycle.idle = task.shard.count;
   }
@@ -107,7 +132,9 @@ export class ShardRunner {
    * Loads (or creates, the first time a seed is used) the shard's identities, yielding to the
    * event loop between batches. Returns what the controller's fleet map needs.
    */
-  async prepare(onProgress?: (done: number, total: number) => void): Promise<{ devices: FleetDeviceInfo[]; created: number; loaded: number }> {
+  async prepare(
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<{ devices: FleetDeviceInfo[]; created: number; loaded: number; tpm?: TpmProvisionStats }> {
     const { scenario, stateDir } = this.task;
     const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed });
     const onboardOverride = this.task.target.onboard ? sharedOnboarding(this.task.target.onboard) : undefined;
@@ -129,9 +156,31 @@ export class ShardRunner {
     }
     onProgress?.(n, n);
     store.release();
+    const tpm = await this.prepareTpms();
     // Opened before the run so a directory that already holds a recording stops the start.
     if (this.task.recordDir) this.record = await RecordWriter.open(join(this.task.recordDir, `worker-${this.task.workerId}`));
-    return { devices: out, ...store.stats };
+    return { devices: out, ...store.stats, ...(tpm ? { tpm } : {}) };
+  }
+
+  /**
+   * EKs and EK certificates of the shard's devices with a TPM (tpm-plan.ts says which, and which
+   * boot tampered), loaded from the state directory or made on the thread pool (tpm-provisioning.ts).
+   */
+  private async prepareTpms(): Promise<TpmProvisionStats | undefined> {
+    const requests: TpmProvisionRequest[] = [];
+    const locals: { local: number; tampered: boolean }[] = [];
+    for (let local = 0; local < this.size; local++) {
+      const index = this.indexOf(local);
+      const role = deviceTpmRole(this.layout.groups[this.layout.groupOf(index)]!, this.layout.positionInGroup(index));
+      if (role === 'none') continue;
+      const id = this.identities[local]!;
+      requests.push({ index, deviceCertPem: id.deviceCertPem, deviceKey: id.deviceKey });
+      locals.push({ local, tampered: role === 'tampered' });
+    }
+    if (requests.length === 0) return undefined;
+    const { tpms, stats } = await provisionTpms({ stateDir: this.task.stateDir, seed: this.task.scenario.seed, devices: requests });
+    locals.forEach(({ local, tampered }, i) => (this.tpms[local] = { tampered, ...tpms[i]! }));
+    return stats;
   }
 
   /** An error that escaped device code (e.g. an unhandled rejection): counted, never fatal. */
@@ -151,11 +200,15 @@ export class ShardRunner {
    */
   async run(startAtMs: Millis): Promise<ShardResult> {
     const { task, deps } = this;
-    const createTransport = deps.createTransport ?? defaultTransport;
+    // Default: per group, a shared v2 pool or per-device (mutual TLS for v1) connections.
+    const createTransport = deps.createTransport ?? ((t: ShardTask) => new FleetTransport(t, this.layout, this.identities));
     const inner = createTransport(task);
     const transport = new TimedTransport(inner, this.clock, [this.recorder]);
     const record = this.record;
-    if (record) transport.addObserver(record);
+    if (record) {
+      transport.addObserver(record);
+      this.lpsFleet.addObserver(record);
+    }
     const endAt = startAtMs + task.scenario.durationMs;
     this.loop = new LoopMonitor();
     this.lastDeltaAt = this.clock.now();
@@ -171,14 +224,10 @@ export class ShardRunner {
     this.scheduler.start();
     sender.start();
 
-    await new Promise<void>((resolve) => {
-      if (this.stopped) return resolve();
-      const timer = setTimeout(resolve, Math.max(0, endAt - this.clock.now()));
-      this.stopRun = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+    await this.sleepUntil(endAt);
+    this.lpsFleet.freezeGauges(this.devices, this.clock.now());
+    // Graceful stop (skipped when interrupted): devices deliver their queues, up to the limit.
+    const drain = this.stopped ? undefined : await this.drainDevices(task.scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS);
 
     // Stop: devices first (they stop asking), then the scheduler, then the figures.
     for (let local = 0; local < this.devices.length; local++) {
@@ -194,19 +243,22 @@ export class ShardRunner {
     this.scheduler.clear();
     sender.stop();
     const pool = inner.stats?.();
-    const inFlightAtEnd = pool ? pool.running + (pool.queued ?? 0) : 0;
+    const inFlightAtEnd = (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
     // After stop() the devices count what was still pending as undelivered.
     const finalDelta = this.takeDelta(true);
     const undelivered = finalDelta.undelivered;
     // Answers that arrive after this point are not counted (the run is over).
     transport.removeObserver(this.recorder);
+    this.lpsFleet.removeObserver(this.recorder);
     let recordStats: ShardResult['record'];
     if (record) {
       transport.removeObserver(record);
+      this.lpsFleet.removeObserver(record);
       const s = await record.close();
       recordStats = { dir: record.dir, exchanges: s.exchanges, dropped: s.dropped, ...(s.writeError ? { writeError: s.writeError } : {}) };
     }
     await (inner.destroy?.() ?? inner.close?.());
+    await this.lpsFleet.destroy();
     const loop = this.loop.summary();
     this.loop.stop();
     return {
@@ -217,9 +269,86 @@ export class ShardRunner {
       findingSamples: finalDelta.findingSamples,
       loop,
       inFlightAtEnd,
+      ...(drain ? { drain } : {}),
       memory: { heapUsedPeak: this.heapUsedPeak, rssAtEnd: process.memoryUsage.rss() },
       ...(recordStats ? { record: recordStats } : {}),
     };
+  }
+
+  /** Waits until `at` on the clock, or until stop(). */
+  private sleepUntil(at: Millis): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.stopped) return resolve();
+      const timer = setTimeout(resolve, Math.max(0, at - this.clock.now()));
+      this.stopRun = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  // ---- graceful stop ----
+
+  /**
+   * Tells every started device to drain, then waits until all have delivered their queues (or can
+   * deliver nothing more), the limit passes, or stop() is called. Requests made meanwhile are
+   * recorded as usual; what is still queued afterwards is counted undelivered at stop.
+   */
+  private async drainDevices(limitMs: number): Promise<ShardDrainResult> {
+    const startedAt = this.clock.now();
+    this.draining = true;
+    for (let local = 0; local < this.devices.length; local++) {
+      const d = this.devices[local];
+      if (!d?.drain) continue;
+      try {
+        d.drain();
+      } catch (err) {
+        this.recorder.onDeviceError(this.indexOf(local), 'drain', err);
+      }
+    }
+    const deadline = startedAt + Math.max(0, limitMs);
+    let complete = this.allDrained();
+    while (!complete && !this.stopped && this.clock.now() < deadline) {
+      await this.sleepUntil(Math.min(deadline, this.clock.now() + DRAIN_POLL_MS));
+      complete = this.allDrained();
+    }
+    const left = this.backlogTotals();
+    return { ms: Math.max(0, this.clock.now() - startedAt), limitMs, complete, leftAtStop: left };
+  }
+
+  private allDrained(): boolean {
+    for (let local = 0; local < this.devices.length; local++) {
+      const d = this.devices[local];
+      if (!d?.drain) continue; // cannot drain: nothing to wait for
+      try {
+        if (d.drained !== undefined) {
+          if (!d.drained) return false;
+        } else {
+          const b = d.backlog();
+          if (b.info + b.logs + b.flowlog > 0) return false;
+        }
+      } catch (err) {
+        this.recorder.onDeviceError(this.indexOf(local), 'drain', err);
+      }
+    }
+    return true;
+  }
+
+  private backlogTotals(): { info: number; logs: number; flowlog: number } {
+    const t = { info: 0, logs: 0, flowlog: 0 };
+    for (let local = 0; local < this.devices.length; local++) {
+      const d = this.devices[local];
+      if (!d) continue;
+      try {
+        const b = d.backlog();
+        t.info += b.info;
+        t.logs += b.logs;
+        t.flowlog += b.flowlog;
+      } catch (err) {
+        this.recorder.onDeviceError(this.indexOf(local), 'stats', err);
+      }
+    }
+    return t;
   }
 
   // ---- arrivals ----
@@ -237,8 +366,10 @@ export class ShardRunner {
     let next = 0;
     const arrive = (dueAt: Millis): void => {
       let batch = 0;
+      if (this.draining) return; // the run is over: devices not yet arrived never start
       while (next < n && startAtMs + offsets[next]! <= dueAt && batch < ARRIVAL_BATCH) {
-        this.startDevice(next, transport);
+        // Due at its own arrival time: a device started by a later (or late) wake-up counts that as latency.
+        this.startDevice(next, transport, startAtMs + offsets[next]!);
         next++;
         batch++;
       }
@@ -248,7 +379,7 @@ export class ShardRunner {
     if (n > 0) this.scheduler.at(startAtMs + offsets[0]!, arrive);
   }
 
-  private startDevice(local: number, transport: Transport): void {
+  private startDevice(local: number, transport: Transport, dueAt: Millis): void {
     const index = this.indexOf(local);
     const identity = this.identities[local]!;
     const g = this.layout.groupOf(index);
@@ -263,12 +394,14 @@ export class ShardRunner {
       rng: SeededRng.create(this.task.scenario.seed, index, 'device'),
       onStateChange: (from, to) => this.onStateChange(local, from, to),
       onFinding: this.onFinding,
+      ...(this.tpms[local] ? { tpm: this.tpms[local] } : {}),
+      lps: this.lpsFleet.portsFor(index),
     };
     try {
       const device = this.deps.createDevice(opts);
       this.devices[local] = device;
       this.started++;
-      device.start();
+      device.start(dueAt);
     } catch (err) {
       this.recorder.onDeviceError(index, 'start', err);
     }
@@ -281,6 +414,8 @@ export class ShardRunner {
     if (to === 'onboarded' && this.everOnboarded[local] === 0) {
       this.everOnboarded[local] = 1;
       this.onboardedEver++;
+      const api = this.layout.groups[this.layout.groupOf(this.indexOf(local))]!.api;
+      this.onboardedByApi[api] = (this.onboardedByApi[api] ?? 0) + 1;
     }
   }
 
@@ -289,7 +424,8 @@ export class ShardRunner {
   /** Device-side actions; the runner applies controller-side ones through the admin API. */
   private scheduleTimeline(startAtMs: Millis): void {
     for (const action of this.task.scenario.timeline) {
-      if (action.action !== 'reboot') continue;
+      if (action.action !== 'reboot' && action.action !== 'power-on') continue;
+      const powerOn = action.action === 'power-on';
       const group = action.group === undefined ? undefined : this.layout.groupNamed(action.group);
       this.scheduler.at(startAtMs + action.atMs, () => {
         for (let local = 0; local < this.devices.length; local++) {
@@ -297,9 +433,10 @@ export class ShardRunner {
           if (!d) continue;
           if (group !== undefined && this.layout.groupOf(this.indexOf(local)) !== group) continue;
           try {
-            d.rebootNow();
+            if (powerOn) d.powerOn?.();
+            else d.rebootNow();
           } catch (err) {
-            this.recorder.onDeviceError(this.indexOf(local), 'reboot', err);
+            this.recorder.onDeviceError(this.indexOf(local), action.action, err);
           }
         }
       });
@@ -340,6 +477,7 @@ export class ShardRunner {
       ...r,
       lifecycle: { ...emptyLifecycleCounts(), ...this.recorder.lifecycle },
       onboardedEver: this.onboardedEver,
+      onboardedEverByApi: { ...this.onboardedByApi },
       started: this.started,
       shardSize: this.size,
       queueBacklog: backlog,
@@ -347,17 +485,11 @@ export class ShardRunner {
       loop: this.loop ? this.loop.sample() : { p50Ms: 0, p99Ms: 0, maxMs: 0, utilisation: 0 },
       pendingTimers: this.scheduler.pending,
     };
+    const lps = this.lpsFleet.figures(this.devices, now);
+    if (lps !== undefined) delta.lps = lps;
     this.lastDeltaAt = now;
     return delta;
   }
-}
-
-function defaultTransport(task: ShardTask): ControllerTransport {
-  return new ControllerTransport({
-    baseUrl: task.target.url,
-    caPem: task.target.rootCaPem,
-    insecureSkipVerify: task.target.insecure,
-  });
 }
 
 /**

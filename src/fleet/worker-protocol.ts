@@ -20,6 +20,8 @@ import type { RunLoopStats } from './loop-monitor.js';
 export interface TargetInfo {
   /** Controller base URL, e.g. https://127.0.0.1:8443 */
   url: string;
+  /** Controller API v1 (mutual TLS) base URL for v1 groups; absent: `url` (Adam serves both on one port). */
+  v1Url?: string;
   /** Controller root CA PEM: devices verify /certs chains against it and TLS trusts it. */
   rootCaPem: string;
   /** TLS verification off (explicit, warned about by the runner). */
@@ -66,6 +68,8 @@ export interface ReadyMessage {
   workerId: number;
   devices: FleetDeviceInfo[];
   identities: { created: number; loaded: number };
+  /** TPM endorsement keys and EK certificates of the shard's TPM devices (absent: none has a TPM). */
+  tpm?: import('./tpm-provisioning.js').TpmProvisionStats;
 }
 
 export interface GoMessage {
@@ -80,18 +84,32 @@ export interface StopMessage {
 export type WorkerToMain = ProgressMessage | ReadyMessage | DeltaMessage;
 export type MainToWorker = GoMessage | StopMessage;
 
+/** How the end-of-run drain of one worker went. */
+export interface ShardDrainResult {
+  /** How long it took, ms. */
+  ms: number;
+  /** The limit it had (scenario gracefulStop), ms. */
+  limitMs: number;
+  /** Every device delivered its backlog (or could deliver nothing more) before the limit. */
+  complete: boolean;
+  /** Reliable messages still queued when it ended, by kind (counted undelivered at stop). */
+  leftAtStop: Record<string, number>;
+}
+
 export interface ShardResult {
   workerId: number;
   /** The last delta (everything after the previous one), with final = true. */
   finalDelta: FleetDelta;
   /** Reliable messages not delivered when the run ended, by kind. */
   undelivered: Record<string, number>;
-  totals: { requests: number; errors: number; findings: number; deviceErrors: number };
+  totals: { requests: number; errors: number; expected: number; findings: number; deviceErrors: number };
   /** Up to a few findings of this worker, with detail. */
   findingSamples: DeviceFinding[];
   loop: RunLoopStats;
   /** Requests on the wire or queued in the pool when the run ended (neither counted as answered nor failed). */
   inFlightAtEnd: number;
+  /** The graceful stop after the planned duration; absent when the run was interrupted. */
+  drain?: ShardDrainResult;
   /** Peak heap and resident memory seen by this worker, bytes (for per-device memory budgets). */
   memory: { heapUsedPeak: number; rssAtEnd: number };
   /** --record writer figures, when recording. */

@@ -5,7 +5,9 @@
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
 import { emptyLifecycleCounts, LIFECYCLES, type FleetDelta, type LoopStats, type StatusClass } from '../fleet/fleet-delta.js';
 import { addSparse, newLatencyHistogram, type LatencyHistogram, type SparseHistogram } from '../fleet/latency-histogram.js';
-import type { EndpointKey } from '../protocol/endpoints.js';
+// Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
+import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
+import { ApiBreakdown } from './api-breakdown.js';
 
 export interface SeriesTotals {
   endpoint: EndpointKey;
@@ -19,6 +21,8 @@ export interface EndpointTotals {
   endpoint: EndpointKey;
   count: number;
   errors: number;
+  /** Non-success answers the devices expected (not errors), e.g. config 403 before attestation. */
+  expected: number;
   sumMs: number;
   /** All status classes together. */
   hist: LatencyHistogram;
@@ -62,11 +66,16 @@ export class FleetAggregate {
   /** `${endpoint}|${status}` → count. */
   readonly requests = new Map<string, number>();
   readonly errors = new Map<string, number>();
+  /** `${endpoint}|${status}|${reason}` → expected rejections. */
+  readonly expected = new Map<string, number>();
   readonly findings = new Map<DeviceFinding['kind'], number>();
   readonly findingSamples: DeviceFinding[] = [];
   readonly workers = new Map<number, WorkerGauges>();
+  /** The same request figures per API (v1, v2, lps) and onboarded devices per API. */
+  readonly byApi = new ApiBreakdown();
   totalRequests = 0;
   totalErrors = 0;
+  totalExpected = 0;
   totalFindings = 0;
   deviceErrors = 0;
   deltas = 0;
@@ -87,6 +96,7 @@ export class FleetAggregate {
 
   merge(d: FleetDelta): void {
     this.deltas++;
+    this.byApi.merge(d);
     const merged: MergedSeries[] = [];
     for (const s of d.series) {
       const key = `${s.endpoint}|${s.statusClass}`;
@@ -117,6 +127,12 @@ export class FleetAggregate {
       this.errors.set(key, (this.errors.get(key) ?? 0) + c.count);
       this.endpoint(c.endpoint).errors += c.count;
       this.totalErrors += c.count;
+    }
+    for (const c of d.expected ?? []) {
+      const key = `${c.endpoint}|${c.status}|${c.reason}`;
+      this.expected.set(key, (this.expected.get(key) ?? 0) + c.count);
+      this.endpoint(c.endpoint).expected += c.count;
+      this.totalExpected += c.count;
     }
     for (const f of d.findings) {
       this.findings.set(f.kind, (this.findings.get(f.kind) ?? 0) + f.count);
@@ -194,7 +210,7 @@ export class FleetAggregate {
   private endpoint(endpoint: EndpointKey): EndpointTotals {
     let e = this.endpoints.get(endpoint);
     if (!e) {
-      e = { endpoint, count: 0, errors: 0, sumMs: 0, hist: newLatencyHistogram() };
+      e = { endpoint, count: 0, errors: 0, expected: 0, sumMs: 0, hist: newLatencyHistogram() };
       this.endpoints.set(endpoint, e);
     }
     return e;

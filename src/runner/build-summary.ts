@@ -4,7 +4,7 @@
 
 import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
-import type { EndpointStats, GeneratorHealth, MeasuredRun } from './summary-json.js';
+import type { DrainSummary, EndpointStats, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
 import { emptyEndpointStats } from './summary-json.js';
 import { percentileMs, type LatencyHistogram } from '../fleet/latency-histogram.js';
 
@@ -17,11 +17,16 @@ export interface SummaryInputs {
   aggregate: FleetAggregate;
   undelivered: Record<string, number>;
   generator: GeneratorHealth;
+  /** The graceful stop, when the run had one. */
+  drain?: DrainSummary;
+  /** Devices per controller API (api-breakdown.ts devicesByApi); absent: counted as v2. */
+  devicesByApi?: Partial<Record<'v1' | 'v2', number>>;
 }
 
 export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
   const agg = i.aggregate;
-  const seconds = i.durationMs / 1000;
+  // Requests made during the drain are counted, so rates are over the run and the drain together.
+  const seconds = (i.durationMs + (i.drain?.durationMs ?? 0)) / 1000;
   const byEndpoint = new Map<string, { byStatus: Record<string, number>; byError: Record<string, number> }>();
   const overallStatus: Record<string, number> = {};
   const overallError: Record<string, number> = {};
@@ -39,13 +44,21 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
   const endpoints: Record<string, EndpointStats> = {};
   let totalCount = 0;
   let totalErrors = 0;
+  let totalExpected = 0;
   for (const e of agg.endpoints.values()) {
     const by = byEndpoint.get(e.endpoint) ?? { byStatus: {}, byError: {} };
-    endpoints[e.endpoint] = stats(e.hist, e.count, e.errors, seconds, by.byStatus, by.byError);
+    endpoints[e.endpoint] = stats(e.hist, e.count, e.errors, e.expected, seconds, by.byStatus, by.byError);
     totalCount += e.count;
     totalErrors += e.errors;
+    totalExpected += e.expected;
   }
-  const overall = stats(agg.all, totalCount, totalErrors, seconds, overallStatus, overallError);
+  const overall = stats(agg.all, totalCount, totalErrors, totalExpected, seconds, overallStatus, overallError);
+  const rejections: ExpectedRejection[] = [...agg.expected]
+    .map(([key, count]) => {
+      const [endpoint, status, reason] = key.split('|') as [string, string, string];
+      return { endpoint, status, reason, count };
+    })
+    .sort((a, b) => a.endpoint.localeCompare(b.endpoint) || a.status.localeCompare(b.status) || a.reason.localeCompare(b.reason));
 
   const und = { info: i.undelivered.info ?? 0, logs: i.undelivered.logs ?? 0, flowlog: i.undelivered.flowlog ?? 0, total: 0 };
   und.total = Object.values(i.undelivered).reduce((a, b) => a + b, 0);
@@ -68,6 +81,9 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     overall,
     undelivered: und,
     findings: { total: agg.totalFindings, byKind: Object.fromEntries(agg.findings) },
+    expected: { total: agg.totalExpected, rejections },
+    ...(i.drain ? { drain: i.drain } : {}),
+    byApi: agg.byApi.summarize(seconds, i.devicesByApi ?? { v2: i.totalDevices }),
     generator: i.generator,
   };
 }
@@ -76,6 +92,7 @@ function stats(
   hist: LatencyHistogram,
   count: number,
   errors: number,
+  expected: number,
   seconds: number,
   byStatus: Record<string, number>,
   byError: Record<string, number>,
@@ -84,6 +101,7 @@ function stats(
   return {
     count,
     errors,
+    expected,
     rate: seconds > 0 ? count / seconds : 0,
     p50_ms: round3(percentileMs(hist, 50)),
     p90_ms: round3(percentileMs(hist, 90)),

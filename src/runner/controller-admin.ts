@@ -4,11 +4,13 @@
 // each action is.
 
 import type { FleetDeviceInfo } from '../fleet/worker-protocol.js';
-import type { GroupSpec, TimelineAction } from '../scenario/scenario-types.js';
+import type { AttestationSpec, GroupSpec, TimelineAction } from '../scenario/scenario-types.js';
+import { isLpsAction } from '../scenario/lps-scenario-types.js';
 
 /** The subset of the controller's admin client the runner uses. */
 export interface ControllerAdminApi {
   setFleet(fleet: {
+    attestation?: AttestationSpec;
     groups: GroupSpec[];
     devices: { serial: string; group: string; deviceCertPem?: string }[];
   }): Promise<unknown>;
@@ -21,11 +23,22 @@ export interface ControllerAdminApi {
     },
   ): Promise<unknown>;
   setMaintenance(enabled: boolean): Promise<unknown>;
+  /** GET /admin/stats (its `attestation` part feeds the run's attestation outcomes). */
+  stats?(): Promise<Record<string, unknown>>;
+  /** GET /admin/devices (uuid, serial, group): the devices an LPS command of a group goes to. */
+  devices?(page: { offset?: number; limit?: number }): Promise<{ total: number; devices: Record<string, unknown>[] }>;
 }
 
-/** PUT /admin/fleet: the groups and every device (serial → group, device cert when pre-registered). */
-export function pushFleet(admin: ControllerAdminApi, groups: readonly GroupSpec[], devices: readonly FleetDeviceInfo[]): Promise<unknown> {
+/** PUT /admin/fleet: the groups and every device (serial → group, device cert when pre-registered),
+ *  and the PCR templates quotes are held to. */
+export function pushFleet(
+  admin: ControllerAdminApi,
+  groups: readonly GroupSpec[],
+  devices: readonly FleetDeviceInfo[],
+  attestation?: AttestationSpec,
+): Promise<unknown> {
   return admin.setFleet({
+    ...(attestation ? { attestation } : {}),
     groups: [...groups],
     devices: devices.map((d) => ({
       serial: d.serial,
@@ -62,5 +75,6 @@ export async function applyTimelineAction(admin: ControllerAdminApi, action: Tim
 
 /** Timeline actions the runner applies through the admin API. */
 export function isControllerSide(action: TimelineAction): boolean {
-  return action.action !== 'reboot';
+  // reboot and power-on belong to the workers, LPS actions to the sites (lps-sites.ts).
+  return action.action !== 'reboot' && action.action !== 'power-on' && !isLpsAction(action);
 }

@@ -19,7 +19,7 @@ export const DURATION_BUCKETS_S = [
 const BUCKET_BOUNDS_US = DURATION_BUCKETS_S.map((s) => Math.round(s * 1e6));
 
 interface BucketSeries {
-  labels: { endpoint: string; status: string };
+  labels: { api: string; endpoint: string; status: string };
   /** Per-bucket (non-cumulative) counts; the last slot is +Inf. */
   counts: Float64Array;
   sumS: number;
@@ -29,17 +29,18 @@ interface BucketSeries {
 /** A histogram metric whose buckets are filled from HDR deltas, rendered by prom-client's Registry. */
 class HdrFedHistogram {
   readonly name = 'evesim_request_duration_seconds';
-  readonly help = 'Request latency from the time the request was due (open model), by endpoint and status class';
+  readonly help = 'Request latency from the time the request was due (open model), by API (v1, v2, lps), endpoint and status class';
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   private readonly series = new Map<string, BucketSeries>();
 
-  add(s: SeriesTotals, hist: SparseHistogram, deltaCount: number, deltaSumMs: number): void {
-    const key = `${s.endpoint}|${s.statusClass}`;
+  /** `api`: the interface of the delta's series (controller v1/v2, or lps); the totals `s` span all. */
+  add(s: SeriesTotals, api: string, hist: SparseHistogram, deltaCount: number, deltaSumMs: number): void {
+    const key = `${api}|${s.endpoint}|${s.statusClass}`;
     let b = this.series.get(key);
     if (!b) {
       b = {
-        labels: { endpoint: s.endpoint, status: s.statusClass },
+        labels: { api, endpoint: s.endpoint, status: s.statusClass },
         counts: new Float64Array(BUCKET_BOUNDS_US.length + 1),
         sumS: 0,
         count: 0,
@@ -99,14 +100,14 @@ export function buildMetricsRegistry(agg: FleetAggregate): Registry {
 
   const requests = new Counter({
     name: 'evesim_requests_total',
-    help: 'Requests by endpoint and HTTP status (or transport error code when no answer came)',
-    labelNames: ['endpoint', 'status'],
+    help: 'Requests by API (v1, v2, lps), endpoint and HTTP status (or transport error code when no answer came)',
+    labelNames: ['api', 'endpoint', 'status'],
     registers: [registry],
   });
   const errors = new Counter({
     name: 'evesim_request_errors_total',
-    help: 'Requests that failed (no HTTP answer, or a status other than 2xx and 304), by endpoint and status or error code',
-    labelNames: ['endpoint', 'status'],
+    help: 'Requests that failed (no HTTP answer, or a status other than 2xx and 304), by API, endpoint and status or error code',
+    labelNames: ['api', 'endpoint', 'status'],
     registers: [registry],
   });
   const findings = new Counter({
@@ -160,9 +161,10 @@ export function buildMetricsRegistry(agg: FleetAggregate): Registry {
 
   const undeliveredSeen = new Map<number, Record<string, number>>();
   agg.onDelta((d: FleetDelta, merged) => {
-    for (const m of merged) duration.add(m.series, m.hist, m.count, m.sumMs);
-    for (const c of d.requests) requests.inc({ endpoint: c.endpoint, status: c.status }, c.count);
-    for (const c of d.errors) errors.inc({ endpoint: c.endpoint, status: c.status }, c.count);
+    // merged[i] is d.series[i] added to the all-API totals; the label comes from the delta.
+    merged.forEach((m, i) => duration.add(m.series, d.series[i]?.api ?? 'v2', m.hist, m.count, m.sumMs));
+    for (const c of d.requests) requests.inc({ api: c.api ?? 'v2', endpoint: c.endpoint, status: c.status }, c.count);
+    for (const c of d.errors) errors.inc({ api: c.api ?? 'v2', endpoint: c.endpoint, status: c.status }, c.count);
     for (const f of d.findings) findings.inc({ kind: f.kind }, f.count);
     // Workers report undelivered as running totals: count what is new since their last delta.
     const seen = undeliveredSeen.get(d.workerId) ?? {};

@@ -2,8 +2,11 @@
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import type { EndpointStats, GeneratorHealth, RunSummary } from './summary-json.js';
+import { byApiLines } from './report-by-api.js';
+import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary } from './summary-json.js';
 import { formatMs } from './thresholds.js';
+import { attestationReportLines } from './attestation-outcomes.js';
+import { lpsReportLines } from './lps-report.js';
 
 /** Event-loop lag p99 above this means devices fired late because the generator was busy. */
 export const LAG_LIMIT_MS = 100;
@@ -36,14 +39,22 @@ export function renderReport(s: RunSummary): string {
   );
   out.push('');
   out.push(...endpointTable(s));
+  const perApi = byApiLines(s);
+  if (perApi.length > 0) out.push('', ...perApi);
   const failed = failedRequests(s);
   if (failed.length > 0) {
     out.push('');
     out.push('failed requests:');
     out.push(...failed.map((l) => `  ${l}`));
   }
+  const expected = expectedRejections(s);
+  if (expected.length > 0) {
+    out.push('');
+    out.push(...expected);
+  }
   out.push('');
   out.push(...factLines(s));
+  out.push(...lpsReportLines(s.lps));
   out.push('');
   out.push(...thresholdLines(s));
   out.push('');
@@ -110,13 +121,34 @@ function failedRequests(s: RunSummary): string[] {
     if (st.errors === 0) continue;
     const parts = [
       ...Object.entries(st.byStatus)
-        .filter(([code]) => !isSuccess(Number(code)))
+        .map(([code, n]): [string, number] => [code, n - expectedOf(s, key, code)])
+        .filter(([code, n]) => !isSuccess(Number(code)) && n > 0)
         .map(([code, n]) => `HTTP ${code} ×${n}`),
       ...Object.entries(st.byError).map(([cause, n]) => `${cause} ×${n}`),
     ];
     lines.push(`${key}: ${parts.join(', ') || `${st.errors} errors`}`);
   }
   return lines;
+}
+
+/** Answers of `endpoint` with `status` that were expected rejections (not failures). */
+function expectedOf(s: RunSummary, endpoint: string, status: string): number {
+  let n = 0;
+  for (const r of s.expected?.rejections ?? []) if (r.endpoint === endpoint && r.status === status) n += r.count;
+  return n;
+}
+
+/** Why an expected rejection is normal, as the report says it. */
+const EXPECTED_REASON_TEXT: Record<string, string> = {
+  'before-attestation': 'before attestation, as EVE does',
+};
+
+/** Non-success answers the devices expected: listed apart, never as failures. */
+function expectedRejections(s: RunSummary): string[] {
+  const list = s.expected?.rejections ?? [];
+  if (list.length === 0) return [];
+  const parts = list.map((r) => `${r.endpoint} ${r.status} ×${r.count} — ${EXPECTED_REASON_TEXT[r.reason] ?? r.reason}`);
+  return parts.length === 1 ? [`expected rejections: ${parts[0]}`] : ['expected rejections:', ...parts.map((p) => `  ${p}`)];
 }
 
 function isSuccess(status: number): boolean {
@@ -137,9 +169,22 @@ function factLines(s: RunSummary): string[] {
     .join(', ');
   return [
     `devices      ${d.total} total, ${d.onboarded} onboarded${pct}${states ? `; at the end: ${states}` : ''}`,
+    ...(s.drain ? [drainLine(s.drain)] : []),
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
     `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
+    ...(s.attestation ? attestationReportLines(s.attestation) : []),
   ];
+}
+
+/** The graceful stop: how long it took and what it left (a simulator step, not EVE behaviour). */
+function drainLine(dr: DrainSummary): string {
+  const took = `${(dr.durationMs / 1000).toFixed(1)} s of up to ${(dr.gracefulStopMs / 1000).toFixed(1)} s`;
+  const left = Object.entries(dr.leftAtStop).filter(([, n]) => n > 0);
+  const outcome =
+    left.length === 0
+      ? 'every queued reliable message delivered'
+      : `still queued at stop: ${left.map(([k, n]) => `${k} ${n}`).join(', ')} (counted undelivered)`;
+  return `drain        ${took} after the run (devices stop producing and deliver their queues): ${outcome}`;
 }
 
 function thresholdLines(s: RunSummary): string[] {

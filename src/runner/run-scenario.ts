@@ -28,21 +28,30 @@ import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { loadScenario, totalDevices, type ScenarioOverrides } from '../scenario/load-scenario.js';
 import { ScenarioError } from '../scenario/scenario-error.js';
 import type { Scenario, TargetSpec } from '../scenario/scenario-types.js';
+import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
 import { FleetAggregate } from './aggregate.js';
 import { buildMeasuredRun } from './build-summary.js';
+import { devicesByApi } from './api-breakdown.js';
 import { applyTimelineAction, isControllerSide, pushFleet, type ControllerAdminApi } from './controller-admin.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import { ProgressView } from './progress-view.js';
 import { renderReport } from './report-table.js';
-import { writeSummaryJson, type RunSummary } from './summary-json.js';
+import { writeSummaryJson, type DrainSummary, type RunSummary } from './summary-json.js';
 import { allThresholdsPassed, evaluateThresholds } from './thresholds.js';
 import { fleetWorkerFile } from './worker-file.js';
+import { AttestationMonitor, describeTpmPreparation } from './attestation-outcomes.js';
+import { defaultStartLps, LpsSites, type StartEmbeddedLps } from './lps-sites.js';
+import { buildLpsSummary, LpsAggregate } from './lps-summary.js';
+import { registerLpsMetrics } from './lps-metrics.js';
+import type { TpmProvisionStats } from '../fleet/tpm-provisioning.js';
 
 export interface RunScenarioOptions {
   scenarioFile: string;
   /** Scale the fleet to this many devices. */
   devices?: number;
   durationMs?: number;
+  /** --graceful-stop: how long devices may deliver their queues after the duration, ms. */
+  gracefulStopMs?: number;
   seed?: number;
   /** Worker threads; default one per core (never more than devices). */
   workers?: number;
@@ -59,6 +68,8 @@ export interface RunScenarioOptions {
   quiet?: boolean;
   /** Starts the embedded controller (the CLI passes startControllerInThread); see defaultEmbeddedController. */
   startEmbeddedController?: StartEmbeddedController;
+  /** Starts a site's embedded LPS (the CLI passes startLpsInThread); default: a lazy import of it. */
+  startLps?: StartEmbeddedLps;
   /** Where the report and messages go (tests); default process.stdout / process.stderr. */
   out?: (text: string) => void;
   err?: (text: string) => void;
@@ -76,6 +87,8 @@ export interface RunScenarioResult {
 export interface EmbeddedController {
   url: string;
   adminUrl: string;
+  /** Controller API v1 (mutual TLS) base URL, when the controller serves it. */
+  v1Url?: string;
   rootCaPem: string;
   admin: ControllerAdminApi;
   stop(): Promise<void>;
@@ -118,6 +131,7 @@ async function runChecked(
   const overrides: ScenarioOverrides = {};
   if (opts.devices !== undefined) overrides.devices = opts.devices;
   if (opts.durationMs !== undefined) overrides.durationMs = opts.durationMs;
+  if (opts.gracefulStopMs !== undefined) overrides.gracefulStopMs = opts.gracefulStopMs;
   if (opts.seed !== undefined) overrides.seed = opts.seed;
   if (opts.controller) {
     const c = opts.controller;
@@ -179,11 +193,23 @@ async function runChecked(
       const start = opts.startEmbeddedController ?? defaultEmbeddedController;
       const controller = await start({ stateDir: join(stateDir, 'controller'), onboardingCaPems: [store.fleetCaCertPem] });
       cleanups.push(() => controller.stop());
-      target = { url: controller.url, rootCaPem: controller.rootCaPem, insecure: false };
+      target = { url: controller.url, ...(controller.v1Url ? { v1Url: controller.v1Url } : {}), rootCaPem: controller.rootCaPem, insecure: false };
       admin = controller.admin;
     }
 
+    // Local profile servers, one per site: only the embedded controller points devices at them.
+    let sites: LpsSites | undefined;
+    if (scenario.sites !== undefined && admin) {
+      sites = await LpsSites.start(scenario.sites, stateDir, opts.startLps ?? defaultStartLps);
+      const started = sites;
+      cleanups.push(() => started.stop());
+      if (!opts.quiet) err(`evesim: local profile servers: ${started.describe().map((x) => `${x.name} on ${x.address}`).join(', ')}\n`);
+    } else if (scenario.sites !== undefined) {
+      err('evesim: warning: sites need the embedded controller to point devices at their LPS; no LPS is started with a real controller\n');
+    }
+
     const aggregate = new FleetAggregate();
+    const lpsFigures = new LpsAggregate(aggregate);
     let metrics: MetricsServer | undefined;
     if (opts.metricsPort !== undefined) {
       try {
@@ -193,6 +219,7 @@ async function runChecked(
       }
       cleanups.push(() => metrics!.close());
       err(`evesim: metrics on ${metrics.url}\n`);
+      registerLpsMetrics(metrics.registry, lpsFigures, sites);
     }
     const progress = opts.quiet ? undefined : new ProgressView({ aggregate, totalDevices: total, durationMs: scenario.durationMs });
     if (progress) cleanups.push(() => progress.stop());
@@ -225,6 +252,7 @@ async function runChecked(
     let readyResolve: () => void = () => {};
     const allReady = new Promise<void>((r) => (readyResolve = r));
     let identitiesCreated = 0;
+    const tpmPrepared: TpmProvisionStats[] = [];
 
     const tasks = shards.map((shard, workerId) => {
       const { port1, port2 } = new MessageChannel();
@@ -238,6 +266,7 @@ async function runChecked(
         } else if (m.type === 'ready') {
           ready.set(m.workerId, m.devices);
           identitiesCreated += m.identities.created;
+          if (m.tpm) tpmPrepared.push(m.tpm);
           if (ready.size === shards.length) readyResolve();
         }
       });
@@ -262,8 +291,17 @@ async function runChecked(
       throw new InputError(`preparing the fleet failed: ${reason(first.failed)}`);
     }
     if (identitiesCreated > 0) err(`evesim: created ${identitiesCreated} device identities in ${stateDir}\n`);
+    const tpmLine = describeTpmPreparation(tpmPrepared);
+    if (tpmLine) err(`evesim: ${tpmLine}\n`);
     const devices = [...ready.values()].flat();
-    if (admin) await pushFleet(admin, scenario.groups, devices);
+    if (admin) await pushFleet(admin, sites ? sites.groups(scenario.groups) : scenario.groups, devices, scenario.attestation);
+    // Attestation outcomes come from the embedded controller's stats: polled, exported, summarised.
+    const attestMonitor = admin?.stats ? new AttestationMonitor(() => admin!.stats!(), (m) => err(`evesim: warning: ${m}\n`)) : undefined;
+    if (attestMonitor) {
+      if (metrics) attestMonitor.register(metrics.registry);
+      attestMonitor.start();
+      cleanups.push(() => attestMonitor.stop());
+    }
 
     // ---- run ----
     const mainLoop = new LoopMonitor();
@@ -274,6 +312,10 @@ async function runChecked(
     progress?.start(startAtMs);
     const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, admin, err);
     cleanups.push(() => timelineTimers.forEach(clearTimeout));
+    if (sites) {
+      const lpsTimers = sites.scheduleTimeline(scenario, startAtMs, admin, err);
+      cleanups.push(() => lpsTimers.forEach(clearTimeout));
+    }
     const onSigint = () => {
       err('\nevesim: interrupted: stopping devices and reporting what was measured\n');
       broadcast(ports, { type: 'stop' });
@@ -283,9 +325,18 @@ async function runChecked(
     const mainLoopSampler = setInterval(() => mainLoop.sample(), 1000);
     cleanups.push(() => clearInterval(mainLoopSampler));
 
+    // After the duration the workers drain (devices deliver their queues, up to gracefulStop).
+    const gracefulStopMs = scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS;
+    if (progress && gracefulStopMs > 0) {
+      const note = setTimeout(
+        () => progress.setNote(`draining: devices deliver what they have queued (up to ${formatSeconds(gracefulStopMs)})`),
+        Math.max(0, startAtMs + scenario.durationMs - Date.now()),
+      );
+      cleanups.push(() => clearTimeout(note));
+    }
     // A worker stuck in device code past the end is given up on (pool.destroy() ends its thread in
     // cleanup); its figures since its last delta are lost, and the run fails.
-    const results = await settleBy(tasks, startAtMs + scenario.durationMs + STOP_GRACE_MS);
+    const results = await settleBy(tasks, startAtMs + scenario.durationMs + gracefulStopMs + STOP_GRACE_MS);
     // The measured window: the planned end, or earlier when stopped (Ctrl-C); stopping takes a
     // moment after it, which is not part of the run.
     const endMs = Math.min(Date.now(), startAtMs + scenario.durationMs);
@@ -317,6 +368,7 @@ async function runChecked(
       }
     });
     const ok = results.filter((r): r is PromiseFulfilledResult<ShardResult> => r.status === 'fulfilled').map((r) => r.value);
+    const drain = drainSummary(ok, gracefulStopMs, workerFailed);
     if (ok.length > 0) {
       const heap = ok.reduce((a, r) => a + r.memory.heapUsedPeak, 0);
       const inFlight = ok.reduce((a, r) => a + r.inFlightAtEnd, 0);
@@ -334,8 +386,10 @@ async function runChecked(
       startedAtMs: startAtMs,
       durationMs: wallMs,
       totalDevices: total,
+      devicesByApi: devicesByApi(scenario.groups),
       aggregate,
       undelivered,
+      ...(drain ? { drain } : {}),
       generator: {
         workers: workerHealth,
         mainEventLoopLagP99Ms: round1(mainLoop.summary().p99Ms),
@@ -343,6 +397,17 @@ async function runChecked(
       },
     });
     mainLoop.stop();
+    const attestation = await attestMonitor?.final();
+    if (attestation) measured.attestation = attestation;
+    if (sites || Object.keys(measured.endpoints).some((k) => k.startsWith('lps.'))) {
+      let commands: Awaited<ReturnType<LpsSites['commands']>> = [];
+      try {
+        commands = (await sites?.commands()) ?? [];
+      } catch (e) {
+        err(`evesim: warning: could not read the LPS command records: ${reason(e)}\n`);
+      }
+      measured.lps = buildLpsSummary(sites?.describe() ?? [], commands, lpsFigures.totals());
+    }
     const thresholds = evaluateThresholds(scenario.thresholds, measured);
     const exitCode = workerFailed || !allThresholdsPassed(thresholds) ? 1 : 0;
     const summary: RunSummary = { ...measured, thresholds, exitCode };
@@ -412,7 +477,7 @@ function readExternalTarget(t: Extract<TargetSpec, { kind: 'external' }>): Targe
     // Never echo the key material: only the file name and the parser's verdict.
     throw new InputError(`onboarding key ${t.onboardKeyFile}: not a usable private key (${(e as Error).message.split('\n')[0]})`);
   }
-  return { url: t.url, rootCaPem, insecure: t.insecureSkipVerify, onboard };
+  return { url: t.url, ...(t.v1Url ? { v1Url: t.v1Url } : {}), rootCaPem, insecure: t.insecureSkipVerify, onboard };
 }
 
 function checkWritableFile(file: string, what: string): void {
@@ -443,7 +508,7 @@ async function settleBy<T>(tasks: Promise<T>[], deadline: number): Promise<Promi
     (s) =>
       s ?? {
         status: 'rejected',
-        reason: new Error(`did not finish within ${STOP_GRACE_MS / 1000} s after the end of the run (stuck in device code?); its last second of figures is lost`),
+        reason: new Error(`did not finish within ${STOP_GRACE_MS / 1000} s after the end of the run and its drain (stuck in device code?); its last second of figures is lost`),
       },
   );
 }
@@ -465,6 +530,24 @@ function reason(e: unknown): string {
 function workerHeapLimitMb(workers: number): number {
   const share = Math.floor((os.totalmem() / 2 ** 20) * 0.75 / workers);
   return Math.min(16_384, Math.max(512, share));
+}
+
+/** The drain as the summary reports it: the slowest worker's time; absent when no worker drained. */
+function drainSummary(results: ShardResult[], gracefulStopMs: number, workerFailed: boolean): DrainSummary | undefined {
+  const drained = results.filter((r) => r.drain !== undefined);
+  if (drained.length === 0) return undefined;
+  const leftAtStop: Record<string, number> = {};
+  for (const r of drained) for (const [k, v] of Object.entries(r.drain!.leftAtStop)) leftAtStop[k] = (leftAtStop[k] ?? 0) + v;
+  return {
+    gracefulStopMs,
+    durationMs: Math.round(Math.max(...drained.map((r) => r.drain!.ms))),
+    complete: !workerFailed && drained.length === results.length && drained.every((r) => r.drain!.complete),
+    leftAtStop,
+  };
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
 function round1(v: number): number {

@@ -9,8 +9,12 @@ import type { DeviceLifecycle } from '../device/device-options.js';
 export interface EndpointStats {
   /** Requests finished (answered or failed) during the run. */
   count: number;
-  /** Requests that failed: HTTP status other than 2xx and 304, or no HTTP answer at all. */
+  /** Requests that failed: HTTP status other than 2xx and 304, or no HTTP answer at all — except
+   *  the expected rejections counted in `expected`. */
   errors: number;
+  /** Non-success answers the devices expected and handled as EVE does (e.g. config 403 before
+   *  attestation); not errors. Their latencies are in the percentiles like any other answer. */
+  expected: number;
   /** count / run seconds. */
   rate: number;
   /** Latency from when the request was due (open model) to when it finished, ms; 0 when count is 0. */
@@ -22,6 +26,25 @@ export interface EndpointStats {
   byStatus: Record<string, number>;
   /** Requests that got no HTTP answer, by cause ('ECONNREFUSED', 'timeout', ...). */
   byError: Record<string, number>;
+}
+
+export interface ExpectedRejection {
+  endpoint: string;
+  /** HTTP status as a decimal string. */
+  status: string;
+  reason: string;
+  count: number;
+}
+
+export interface DrainSummary {
+  /** The limit (scenario gracefulStop / --graceful-stop), ms; 0 means no drain. */
+  gracefulStopMs: number;
+  /** How long the drain took, ms (the slowest worker). */
+  durationMs: number;
+  /** Every worker emptied its devices' queues before the limit. */
+  complete: boolean;
+  /** Reliable messages still queued when the drain ended, by kind (counted in `undelivered`). */
+  leftAtStop: Record<string, number>;
 }
 
 export interface ThresholdResult {
@@ -71,6 +94,18 @@ export interface RunSummary {
   undelivered: { info: number; logs: number; flowlog: number; total: number };
   /** Problems devices found in the controller's answers (bad signature, undecodable body, ...). */
   findings: { total: number; byKind: Record<string, number> };
+  /** Expected rejections by endpoint, status and reason (e.g. config 403 "before-attestation"). */
+  expected?: { total: number; rejections: ExpectedRejection[] };
+  /** The graceful stop after the planned duration: devices stopped producing and delivered what
+   *  they had queued (a simulator action, not EVE behaviour); requests made then are counted above. */
+  drain?: DrainSummary;
+  /** Attestation outcomes counted by the embedded controller (absent with a real controller). */
+  attestation?: import('./attestation-outcomes.js').AttestationSummary;
+  /** The request figures again per interface (controller API v1, v2, and 'lps'), with devices and
+   *  onboarded devices per controller API (api-breakdown.ts). `endpoints` and `overall` cover all. */
+  byApi?: import('./api-breakdown.js').ApiSummaries;
+  /** Local profile servers: sites, command completion, token rejections, radio and GNSS states (lps-summary.ts). */
+  lps?: import('./lps-summary.js').LpsRunSummary;
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
   /** The exit code the run ends with. */
@@ -86,7 +121,7 @@ export function endpointStats(summary: Pick<RunSummary, 'endpoints'>, key: strin
 }
 
 export function emptyEndpointStats(): EndpointStats {
-  return { count: 0, errors: 0, rate: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, byStatus: {}, byError: {} };
+  return { count: 0, errors: 0, expected: 0, rate: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, byStatus: {}, byError: {} };
 }
 
 export function summaryToJson(summary: RunSummary): string {

@@ -4,13 +4,17 @@
 // Parsing lives with the scenario loader (src/scenario/parse-threshold.ts) so typos fail at load time.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
+import { runOfApi } from './api-thresholds.js';
 import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
+import { measureAttestation } from './attestation-outcomes.js';
+import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
+import { measureLps } from './lps-thresholds.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
-const ENDPOINTS: ReadonlySet<string> = new Set(ENDPOINT_KEYS);
+const ENDPOINTS: ReadonlySet<string> = new Set<string>([...ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS]);
 
 type Measured = { value: number } | { cannot: string };
 
@@ -19,7 +23,9 @@ export function evaluateThresholds(specs: readonly ThresholdSpec[], run: Measure
 }
 
 export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun): ThresholdResult {
-  const m = measure(spec, run);
+  // `{api:v1}`: the same measure on that API's part of the run.
+  const view = spec.api ? runOfApi(run, spec.api) : run;
+  const m = 'cannot' in view ? view : measure(spec, view);
   if ('cannot' in m) {
     return { source: spec.source, passed: false, actual: null, detail: `cannot check: ${m.cannot}` };
   }
@@ -38,6 +44,9 @@ export function allThresholdsPassed(results: readonly ThresholdResult[]): boolea
 function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
   const { subject, stat } = spec;
   if (subject === 'all' || ENDPOINTS.has(subject)) return measureRequests(subject, stat, run);
+  if (subject === 'attestation' || subject === 'attestation_devices') return measureAttestation(subject, stat, run);
+  const lps = measureLps(subject, stat, run);
+  if (lps !== undefined) return lps;
   switch (`${subject}.${stat}`) {
     case 'errors.count':
       return { value: requestTotals(run).errors };
@@ -57,6 +66,8 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
       return { value: run.undelivered.total };
     case 'findings.count':
       return { value: run.findings.total };
+    case 'expected.count':
+      return { value: run.expected?.total ?? requestTotals(run).expected };
     default:
       return { cannot: `"${subject}.${stat}" is not a measure evesim records` };
   }
@@ -88,16 +99,18 @@ function measureRequests(subject: string, stat: string, run: MeasuredRun): Measu
   }
 }
 
-function requestTotals(run: MeasuredRun): { count: number; errors: number; rate: number } {
+function requestTotals(run: MeasuredRun): { count: number; errors: number; expected: number; rate: number } {
   let count = 0;
   let errors = 0;
+  let expected = 0;
   let rate = 0;
   for (const s of Object.values(run.endpoints)) {
     count += s.count;
     errors += s.errors;
+    expected += s.expected ?? 0;
     rate += s.rate;
   }
-  return { count, errors, rate };
+  return { count, errors, expected, rate };
 }
 
 function compare(actual: number, op: ThresholdSpec['op'], bound: number): boolean {

@@ -4,10 +4,14 @@
 
 import { basename, extname, resolve } from 'node:path';
 import { checkConfigItem } from './config-items.js';
+import { apiGroupFields } from './api-scenario.js';
 import { parseDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
 import { parseThreshold } from './parse-threshold.js';
-import { APP_DEFAULTS, DEFAULT_ARRIVAL, DEFAULT_SEED, GROUP_DEFAULTS } from './scenario-defaults.js';
+import { attestationGroupFields, buildAttestation, type AttestationDocument, type AttestationGroupDocument } from './build-attestation.js';
+import { buildLpsAction, buildSites, lpsGroupFields, type LpsGroupDocument, type SiteDocument } from './build-lps.js';
+import { isLpsAction } from './lps-scenario-types.js';
+import { APP_DEFAULTS, DEFAULT_ARRIVAL, DEFAULT_GRACEFUL_STOP_MS, DEFAULT_SEED, GROUP_DEFAULTS } from './scenario-defaults.js';
 import type { AppTemplate, ArrivalSpec, GroupSpec, Scenario, TargetSpec, TimelineAction } from './scenario-types.js';
 
 type Scalar = string | number | boolean;
@@ -18,19 +22,24 @@ export interface ScenarioDocument {
   description?: string;
   seed?: number;
   duration: string;
+  gracefulStop?: string;
   target?:
     | 'embedded'
-    | { url: string; rootCa: string; onboardCert: string; onboardKey: string; insecureSkipVerify?: boolean };
+    | { url: string; v1Url?: string; rootCa: string; onboardCert: string; onboardKey: string; insecureSkipVerify?: boolean };
   groups: GroupDocument[];
   arrival?: { model: ArrivalSpec['model']; rate?: string | number; over?: string };
   timeline?: (Record<string, unknown> & { at: string; action: TimelineAction['action'] })[];
   thresholds?: string[];
+  attestation?: AttestationDocument;
+  sites?: SiteDocument[];
 }
 
-interface GroupDocument {
+interface GroupDocument extends AttestationGroupDocument, LpsGroupDocument {
   name: string;
   count: number;
-  api?: 'v2';
+  api?: 'v1' | 'v2';
+  connection?: 'per-device' | 'shared';
+  v1Config?: 'post' | 'get';
   eveVersion?: string;
   preRegistered?: boolean;
   logs?: { format?: 'newlogs' | 'legacy'; linesPerSec?: number };
@@ -58,12 +67,17 @@ export function buildScenario(doc: ScenarioDocument, file: string, baseDir: stri
     ...(doc.description !== undefined ? { description: doc.description } : {}),
     seed: doc.seed ?? DEFAULT_SEED,
     durationMs: parseDuration(doc.duration),
+    gracefulStopMs: doc.gracefulStop !== undefined ? parseDuration(doc.gracefulStop) : DEFAULT_GRACEFUL_STOP_MS,
     target: buildTarget(doc.target, baseDir),
     groups,
     arrival,
     timeline: (doc.timeline ?? []).map(buildAction),
     thresholds: (doc.thresholds ?? []).map(parseThreshold),
   };
+  const sites = buildSites(doc.sites);
+  if (sites) scenario.sites = sites;
+  const attestation = buildAttestation(doc.attestation);
+  if (attestation) scenario.attestation = attestation;
   return overMs === undefined ? { scenario } : { scenario, arrivalOverMs: overMs };
 }
 
@@ -77,7 +91,7 @@ function buildGroup(g: GroupDocument): GroupSpec {
   return {
     name: g.name,
     count: g.count,
-    api: g.api ?? d.api,
+    ...apiGroupFields(g),
     eveVersion: g.eveVersion ?? d.eveVersion,
     preRegistered: g.preRegistered ?? d.preRegistered,
     logFormat: g.logs?.format ?? d.logFormat,
@@ -94,6 +108,8 @@ function buildGroup(g: GroupDocument): GroupSpec {
     globalProfile: g.globalProfile ?? d.globalProfile,
     hardware: { ...d.hardware, ...g.hardware },
     appStepMs: g.appStep !== undefined ? parseDuration(g.appStep) : d.appStepMs,
+    ...attestationGroupFields(g),
+    ...lpsGroupFields(g),
   };
 }
 
@@ -115,6 +131,7 @@ function buildTarget(t: ScenarioDocument['target'], baseDir: string): TargetSpec
     rootCaFile: resolve(baseDir, t.rootCa),
     onboardCertFile: resolve(baseDir, t.onboardCert),
     onboardKeyFile: resolve(baseDir, t.onboardKey),
+    ...(t.v1Url !== undefined ? { v1Url: t.v1Url } : {}),
     insecureSkipVerify: t.insecureSkipVerify ?? false,
   };
 }
@@ -136,5 +153,10 @@ function buildAction(t: Record<string, unknown> & { at: string; action: Timeline
       return { atMs, action: 'reboot', ...group };
     case 'controller-epoch':
       return { atMs, action: 'controller-epoch', ...group };
+    case 'power-on':
+      return { atMs, action: 'power-on', ...group };
+    default:
+      if (isLpsAction(t)) return buildLpsAction(atMs, t);
+      throw new Error(`timeline action "${String(t.action)}" has no builder`);
   }
 }

@@ -10,6 +10,9 @@ import { parseRate } from './parse-rate.js';
 import { parseThreshold } from './parse-threshold.js';
 import type { IssueCollector } from './issue-collector.js';
 import { didYouMean } from './suggest.js';
+import { checkAttestation } from './check-attestation.js';
+import { checkLps } from './check-lps.js';
+import { checkApiChoices } from './api-scenario.js';
 
 export interface CheckOptions {
   /** Directory that relative certificate paths in `target` are resolved against. */
@@ -32,6 +35,9 @@ export function checkScenario(doc: unknown, issues: IssueCollector, opts: CheckO
   checkTimeline(doc.timeline, durationMs, appsByGroup, issues);
   checkThresholds(doc.thresholds, issues);
   checkTarget(doc.target, issues, opts);
+  checkAttestation(doc, issues);
+  checkLps(doc, issues);
+  checkApiChoices(doc, issues);
 }
 
 /** Group name → its app names, for timeline references. */

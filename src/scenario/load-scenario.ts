@@ -22,6 +22,8 @@ export interface ScenarioOverrides {
   /** Run length in ms. Timeline times stay absolute; actions at or after the new end are dropped
    *  with a warning. */
   durationMs?: number;
+  /** `--graceful-stop`: replaces the file's gracefulStop, ms (0: no drain). */
+  gracefulStopMs?: number;
   seed?: number;
   /** Replaces the file's target (its certificate files are then not checked). */
   target?: TargetSpec;
@@ -142,6 +144,13 @@ function applyOverrides(scenario: Scenario, o: ScenarioOverrides, issues: IssueC
         return false;
       });
       scenario.timeline = kept;
+    }
+  }
+  if (o.gracefulStopMs !== undefined) {
+    if (!Number.isFinite(o.gracefulStopMs) || o.gracefulStopMs < 0) {
+      issues.errorOutsideFile('--graceful-stop', `must be 0 or longer (got ${o.gracefulStopMs} ms)`);
+    } else {
+      scenario.gracefulStopMs = o.gracefulStopMs;
     }
   }
   if (o.seed !== undefined) {

@@ -2,12 +2,17 @@
 // not after ten minutes of load. Grammar: `<subject>.<stat> <op> <value>`, e.g.
 //   config.p99 < 200ms    all.max <= 2s    register.rate >= 50/s    errors.rate < 0.1%
 //   errors.count == 0     onboarded.ratio == 1    undelivered.count == 0    findings.count == 0
+//   expected.count <= 60  (expected rejections, e.g. config 403 before attestation)
+//   config{api:v1}.p99 < 1s  (one controller API of a mixed fleet, api-thresholds.ts)
 // Evaluation against a run summary lives in src/runner/thresholds.ts.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { ThresholdSpec } from './scenario-types.js';
 import { parseDuration } from './parse-duration.js';
 import { didYouMean } from './suggest.js';
+import { ATTESTATION_THRESHOLD_SUBJECTS } from './attestation-thresholds.js';
+import { LPS_THRESHOLD_SUBJECTS } from './lps-thresholds.js';
+import { checkApiTaggable, splitApiTag } from './api-thresholds.js';
 
 /** What a threshold's number measures, which decides how its value is written and shown. */
 export type ThresholdValueKind = 'latency-ms' | 'count' | 'per-second' | 'fraction';
@@ -29,11 +34,18 @@ export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string,
   devices: { total: 'count' },
   undelivered: { count: 'count' },
   findings: { count: 'count' },
+  /** Non-success answers the devices expected (config 403 before attestation): not errors. */
+  expected: { count: 'count' },
+  /** attestation.QUOTE_FAILED == 2, attestation_devices.SUCCESS == 20 (attestation-thresholds.ts). */
+  ...ATTESTATION_THRESHOLD_SUBJECTS,
+  /** lps.radio.p99, lps_command.p99, lps_command.acked_ratio, lps_token.rejected (lps-thresholds.ts). */
+  ...LPS_THRESHOLD_SUBJECTS,
 };
 
 const SECONDS_PER: Record<string, number> = { s: 1, m: 60, min: 60, h: 3600 };
 const OPS = ['<=', '>=', '==', '<', '>'] as const;
-const EXPR = /^\s*([A-Za-z_][\w-]*)\.([A-Za-z_][\w()]*)\s*(<=|>=|==|<|>|=|!=)\s*(.*?)\s*$/;
+// The subject may itself contain dots (lps.radio): the stat is what follows the last one.
+const EXPR = /^\s*([A-Za-z_][\w.-]*)\.([A-Za-z_][\w()]*)\s*(<=|>=|==|<|>|=|!=)\s*(.*?)\s*$/;
 
 export function thresholdValueKind(spec: Pick<ThresholdSpec, 'subject' | 'stat'>): ThresholdValueKind {
   const kind = THRESHOLD_SUBJECTS[spec.subject]?.[spec.stat];
@@ -43,7 +55,8 @@ export function thresholdValueKind(spec: Pick<ThresholdSpec, 'subject' | 'stat'>
 
 /** Parses one expression; throws an Error whose message says what is wrong and what would be right. */
 export function parseThreshold(source: string): ThresholdSpec {
-  const m = EXPR.exec(source);
+  const { text, api } = splitApiTag(source);
+  const m = EXPR.exec(text);
   if (!m) {
     throw new Error(`"${source}" is not a threshold; expected <subject>.<stat> <op> <value>, e.g. "config.p99 < 200ms"`);
   }
@@ -52,7 +65,7 @@ export function parseThreshold(source: string): ThresholdSpec {
   if (!stats) {
     throw new Error(
       `unknown threshold subject "${subject}"${didYouMean(subject, Object.keys(THRESHOLD_SUBJECTS))}; ` +
-        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), all, errors, onboarded, devices, undelivered or findings`,
+        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), all, errors, expected, onboarded, devices, undelivered, findings, attestation or attestation_devices`,
     );
   }
   const kind = stats[stat];
@@ -67,7 +80,8 @@ export function parseThreshold(source: string): ThresholdSpec {
   const op = rawOp as ThresholdSpec['op'];
   if (rawValue === '') throw new Error(`"${source}" has no value after "${op}"`);
   const value = parseThresholdValue(rawValue, kind, `${subject}.${stat}`);
-  return { source: source.trim(), subject, stat, op, value };
+  if (api) checkApiTaggable(subject, source.trim());
+  return { source: source.trim(), subject, stat, op, value, ...(api ? { api } : {}) };
 }
 
 function parseThresholdValue(text: string, kind: ThresholdValueKind, what: string): number {

@@ -4,11 +4,16 @@
 import type { AppTemplate, ArrivalSpec, GroupSpec } from './scenario-types.js';
 
 export const DEFAULT_SEED = 1;
+/** How long devices may deliver their queues after the run's duration (scenario `gracefulStop`). */
+export const DEFAULT_GRACEFUL_STOP_MS = 15_000;
 export const DEFAULT_EVE_VERSION = '14.5.2-kvm-amd64';
+/** What QEMU's OVMF reports as BIOS vendor-version-date (EVE's firmware version on KVM). */
+export const DEFAULT_FIRMWARE_VERSION = 'EFI Development Kit II / OVMF-0.0.0-02/06/2015';
 
 export const GROUP_DEFAULTS: Omit<GroupSpec, 'name' | 'count'> = {
   api: 'v2',
   eveVersion: DEFAULT_EVE_VERSION,
+  firmwareVersion: DEFAULT_FIRMWARE_VERSION,
   preRegistered: false,
   logFormat: 'newlogs',
   logLinesPerSec: 1,

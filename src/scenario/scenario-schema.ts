@@ -6,6 +6,9 @@
 
 import { DURATION_HINT } from './parse-duration.js';
 import { RATE_HINT } from './parse-rate.js';
+import { API_GROUP_PROPERTIES } from './api-scenario.js';
+import { ATTESTATION_GROUP_PROPERTIES, ATTESTATION_SCHEMA } from './attestation-schema.js';
+import { LPS_GROUP_PROPERTIES, LPS_TIMELINE_ACTIONS, LPS_TIMELINE_ACTION_SCHEMAS, SITES_SCHEMA } from './lps-scenario-schema.js';
 
 type Schema = Record<string, unknown>;
 
@@ -45,7 +48,7 @@ const group: Schema = {
   properties: {
     name,
     count: positiveInt,
-    api: { enum: ['v2'] },
+    ...API_GROUP_PROPERTIES,
     eveVersion: { type: 'string', minLength: 1, expect: 'an EVE release string such as 14.5.2-kvm-amd64' },
     preRegistered: { type: 'boolean' },
     logs: {
@@ -72,6 +75,8 @@ const group: Schema = {
       },
     },
     appStep: duration,
+    ...ATTESTATION_GROUP_PROPERTIES,
+    ...LPS_GROUP_PROPERTIES,
   },
 };
 
@@ -84,11 +89,12 @@ const externalTarget: Schema = {
     rootCa: { type: 'string', expect: 'the path of the controller root CA PEM file' },
     onboardCert: { type: 'string', expect: 'the path of the onboarding certificate PEM file' },
     onboardKey: { type: 'string', expect: 'the path of the onboarding private key PEM file' },
+    v1Url: { type: 'string', expect: 'the URL of the controller API v1 (mutual TLS) listener, when not the same as url' },
     insecureSkipVerify: { type: 'boolean' },
   },
 };
 
-export const TIMELINE_ACTIONS = ['maintenance', 'config-item', 'app-activate', 'reboot', 'controller-epoch'];
+export const TIMELINE_ACTIONS = ['maintenance', 'config-item', 'app-activate', 'reboot', 'controller-epoch', ...LPS_TIMELINE_ACTIONS];
 
 function action(name: string, props: Schema, required: string[] = []): Schema {
   return {
@@ -121,6 +127,7 @@ const timelineAction: Schema = {
     ]),
     action('reboot', { group: groupRef }),
     action('controller-epoch', { group: groupRef }),
+    ...LPS_TIMELINE_ACTION_SCHEMAS,
   ],
 };
 
@@ -135,6 +142,7 @@ export const SCENARIO_SCHEMA: Schema = {
     description: { type: 'string' },
     seed: { type: 'integer', minimum: 0, maximum: 4294967295, expect: 'an integer from 0 to 4294967295' },
     duration,
+    gracefulStop: duration,
     target: {
       type: ['string', 'object'],
       expect: '"embedded" or a map with url, rootCa, onboardCert and onboardKey',
@@ -155,5 +163,7 @@ export const SCENARIO_SCHEMA: Schema = {
     },
     timeline: { type: 'array', items: timelineAction },
     thresholds: { type: 'array', items: { type: 'string', expect: 'a threshold expression such as "config.p99 < 200ms"' } },
+    attestation: ATTESTATION_SCHEMA,
+    sites: SITES_SCHEMA,
   },
 };

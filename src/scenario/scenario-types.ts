@@ -9,8 +9,14 @@ export interface Scenario {
   description?: string;
   /** Seeds identities, schedules and faults: the same seed rebuilds the same fleet and timing. */
   seed: number;
-  /** Total run time, ms, after which devices stop and the report is printed. */
+  /** Total run time, ms, after which devices drain and stop and the report is printed. */
   durationMs: number;
+  /**
+   * Graceful stop after durationMs (k6's gracefulStop): how long devices may take to deliver what
+   * they still have queued before they are stopped and the rest counted undelivered. 0 = none.
+   * The loader always sets it (default 15 s); absent in hand-built scenarios means the default.
+   */
+  gracefulStopMs?: number;
   target: TargetSpec;
   groups: GroupSpec[];
   /** Devices come online according to the arrival model (an onboarding storm is a high rate). */
@@ -18,6 +24,10 @@ export interface Scenario {
   /** Sorted by atMs (file order among equal times). */
   timeline: TimelineAction[];
   thresholds: ThresholdSpec[];
+  /** What the embedded controller holds TPM quotes to (absent: no PCR templates). */
+  attestation?: AttestationSpec;
+  /** Local profile servers, one embedded LPS per site (lps-scenario-types.ts). */
+  sites?: import('./lps-scenario-types.js').SiteSpec[];
   /** Things worth telling the user that do not stop the run (unknown config item, TLS verification
    *  off, timeline action dropped by --duration), formatted `file:line:col: path: message`. */
   warnings?: string[];
@@ -32,6 +42,8 @@ export type TargetSpec =
       rootCaFile: string;
       onboardCertFile: string;
       onboardKeyFile: string;
+      /** Controller API v1 (mutual TLS) base URL when it is not `url` (Adam serves both on one port). */
+      v1Url?: string;
       /** Turning TLS verification off is explicit and prints a warning. */
       insecureSkipVerify: boolean;
     };
@@ -39,7 +51,12 @@ export type TargetSpec =
 export interface GroupSpec {
   name: string;
   count: number;
-  api: 'v2';
+  /** Controller API of the group's devices: v2, or the older mutual-TLS v1 (api-scenario.ts). */
+  api: 'v1' | 'v2';
+  /** One keep-alive connection per device, or one pool shared by the worker's devices (v2 only). Absent: shared for v2, per-device for v1. */
+  connection?: 'per-device' | 'shared';
+  /** API v1: POST /config (default) or the deprecated GET /config. */
+  v1ConfigMethod?: 'POST' | 'GET';
   eveVersion: string;
   /** Skip /register: the embedded controller pre-registers these device certificates. */
   preRegistered: boolean;
@@ -55,6 +72,33 @@ export interface GroupSpec {
   hardware: { ncpu: number; memoryMB: number; storageMB: number; model: string; manufacturer: string };
   /** Milliseconds per ZSwState step on an app's way to RUNNING. */
   appStepMs: number;
+  /** BIOS vendor-version-date (ATTEST_VERSION_TYPE_FIRMWARE), measured into PCR 0 by a TPM device. */
+  firmwareVersion?: string;
+  /** Share of the group's devices with a TPM 2.0, 0..1 (absent: none). See src/fleet/tpm-plan.ts. */
+  tpmShare?: number;
+  /** Devices with a tampered boot (another kernel measured into PCR 9), among those with a TPM. */
+  tampered?: { count: number } | { share: number };
+  /** GNSS receiver model of the group's devices (absent: none). */
+  gnss?: import('./lps-scenario-types.js').GnssSpec;
+  /** Cellular modems of the group's devices (absent: one LTE modem, seeded). */
+  cellular?: import('./lps-scenario-types.js').CellularSpec;
+  /** Set by the runner for groups a site serves: where the controller points them. */
+  lps?: import('./lps-scenario-types.js').GroupLpsSpec;
+}
+
+/** PCR templates a quote must match (by the EVE and firmware versions it reports). */
+export interface AttestationSpec {
+  templates: PcrTemplateSpec[];
+}
+
+export interface PcrTemplateSpec {
+  /** EVE version the template is for, or '*' for any. */
+  eveVersion: string;
+  /** Firmware version the template is for, or '*' for any. */
+  firmwareVersion: string;
+  /** Expected SHA-256 PCR values (index → 64 hex digits), or 'reference': PCR 0–15 of an untampered
+   *  boot of exactly this build as evesim's software TPM measures it. */
+  pcrs: Record<string, string> | 'reference';
 }
 
 export interface AppTemplate {
@@ -79,7 +123,9 @@ export type TimelineAction =
   | { atMs: number; action: 'config-item'; group?: string; key: string; value: string }
   | { atMs: number; action: 'app-activate'; group?: string; app: string; activate: boolean }
   | { atMs: number; action: 'reboot'; group?: string }
-  | { atMs: number; action: 'controller-epoch'; group?: string };
+  | { atMs: number; action: 'controller-epoch'; group?: string }
+  | { atMs: number; action: 'power-on'; group?: string }
+  | import('./lps-scenario-types.js').LpsTimelineAction;
 
 /** k6-style threshold, e.g. `config.p99 < 200ms`, `errors.rate < 0.1%`, `onboarded.ratio == 1`. */
 export interface ThresholdSpec {
@@ -92,4 +138,6 @@ export interface ThresholdSpec {
   op: '<' | '<=' | '>' | '>=' | '==';
   /** Normalised value: ms for latencies, a fraction for rates/ratios (0.1% → 0.001), a number otherwise. */
   value: number;
+  /** `{api:v1}` tag: judged on that controller API's figures only (api-thresholds.ts). */
+  api?: 'v1' | 'v2';
 }

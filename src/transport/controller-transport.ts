@@ -189,8 +189,17 @@ export class ControllerTransport implements Transport {
   }
 }
 
-/** One request in flight: undici's dispatch handler plus the promise it settles. */
-class Exchange implements Dispatcher.DispatchHandler {
+/** What an Exchange needs from the transport that dispatched it (for error messages). */
+export interface ExchangeOwner {
+  describe(req: TransportRequest): string;
+  readonly requestTimeoutMs: number;
+}
+
+/**
+ * One request in flight: undici's dispatch handler plus the promise it settles. Shared with the
+ * per-device transport (mtls-transport.ts); the caller arms `timer` with `onDeadline`.
+ */
+export class Exchange implements Dispatcher.DispatchHandler {
   timer: NodeJS.Timeout | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
@@ -201,7 +210,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private abortReason: Error | undefined;
 
   constructor(
-    private readonly owner: ControllerTransport,
+    private readonly owner: ExchangeOwner,
     private readonly req: TransportRequest,
     private readonly resolve: (r: TransportResponse) => void,
     private readonly reject: (e: Error) => void,
@@ -290,7 +299,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-function parseBaseUrl(baseUrl: string): URL {
+export function parseBaseUrl(baseUrl: string): URL {
   let url: URL;
   try {
     url = new URL(baseUrl);

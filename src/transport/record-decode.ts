@@ -7,6 +7,8 @@
 
 import type { Codec } from '../protocol/codec.js';
 import type { EndpointKey } from '../protocol/endpoints.js';
+import type { RequestEndpointKey } from '../device/ports.js';
+import { isLpsEndpointKey, lpsCodecOf } from './lps-record-decode.js';
 import { Msg } from '../protocol/messages.js';
 import { readNewlogsFile } from '../protocol/newlogs.js';
 import type { RecordedExchange } from './record-reader.js';
@@ -57,7 +59,7 @@ function payloadOf(endpoint: EndpointKey, direction: BodyDirection): Payload {
 
 /** Decodes one recorded body of `endpoint`. `status` (responses) steers error bodies to text. */
 export function decodeRecordedBody(
-  endpoint: EndpointKey,
+  endpoint: RequestEndpointKey,
   direction: BodyDirection,
   body: Uint8Array,
   status?: number,
@@ -66,6 +68,11 @@ export function decodeRecordedBody(
   const success = status === undefined || (status >= 200 && status < 300);
   // Error replies are Go http.Error plain text (§13.3).
   if (!success && isPrintable(body)) return asText(body);
+  if (isLpsEndpointKey(endpoint)) {
+    // Local profile server bodies are bare messages.
+    const lps = lpsCodecOf(endpoint, direction);
+    return lps === undefined ? asJsonOrText(body, `no message is expected in a ${endpoint} ${direction}`) : fallback(body, { codec: () => lps }, `not a ${lps.fullName}`);
+  }
   const payload = payloadOf(endpoint, direction);
   if (payload === undefined) return asJsonOrText(body, `no message is expected in a ${endpoint} ${direction}`);
 

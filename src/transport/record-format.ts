@@ -10,7 +10,7 @@
 // a crash never has an index line whose bodies are missing (at most a partial last line, which
 // readers ignore).
 
-import type { EndpointKey } from '../protocol/endpoints.js';
+import type { RequestEndpointKey } from '../device/ports.js';
 
 export const RECORD_FORMAT = 'evesim-record';
 export const RECORD_VERSION = 1;
@@ -26,7 +26,7 @@ export interface RecordIndexEntry {
   seq: number;
   /** Device index within the fleet. */
   device: number;
-  endpoint: EndpointKey;
+  endpoint: RequestEndpointKey;
   method: 'GET' | 'POST';
   /** Path and query as the device asked for it (without the base URL). */
   path: string;

@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { EndpointKey } from '../protocol/endpoints.js';
+import type { RequestEndpointKey } from '../device/ports.js';
 import {
   BODIES_FILE,
   INDEX_FILE,
@@ -22,7 +22,7 @@ import {
 export interface RecordedExchange {
   seq: number;
   deviceIndex: number;
-  endpoint: EndpointKey;
+  endpoint: RequestEndpointKey;
   method: 'GET' | 'POST';
   path: string;
   status: number;

@@ -1,10 +1,10 @@
 // What the transport reports about every request it carried. The fleet's metric recorder and the
 // --record writer both implement this; the transport never knows who listens.
 
-import type { EndpointKey } from '../protocol/endpoints.js';
+import type { ExpectReason, RequestEndpointKey } from '../device/ports.js';
 
 export interface RequestOutcome {
-  endpoint: EndpointKey;
+  endpoint: RequestEndpointKey;
   deviceIndex: number;
   method: 'GET' | 'POST';
   path: string;
@@ -12,6 +12,9 @@ export interface RequestOutcome {
   status: number;
   /** Set when no HTTP answer came: 'ECONNREFUSED', 'ECONNRESET', 'timeout', ... */
   error?: string;
+  /** Set when the status was one the device said it expected (TransportRequest.expect): counted
+   *  as an expected rejection, not as an error. */
+  expected?: ExpectReason;
   /** Clock times in ms: when the request was due (open model), handed to undici, and finished. */
   dueAt: number;
   sentAt: number;

@@ -71,6 +71,7 @@ export class TimedTransport implements Transport {
       requestHeaders: req.headers,
     };
     if (error !== undefined) outcome.error = error;
+    if (req.expect && status !== 0 && req.expect.statuses.includes(status)) outcome.expected = req.expect.reason;
     if (res) {
       outcome.responseBody = res.body;
       outcome.responseHeaders = res.headers;

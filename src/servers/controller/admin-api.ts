@@ -1,7 +1,7 @@
 // The controller's JSON admin API on its own loopback port: stats, device list and details, the
 // fleet, live config changes and the maintenance and certs switches. Errors are JSON {error, field?}.
 //
-//   GET   /admin/stats                       totals per endpoint and status
+//   GET   /admin/stats                       totals per endpoint and status; attestation outcomes by code
 //   GET   /admin/devices[?offset=&limit=]    device summaries
 //   GET   /admin/devices/{uuid|serial}       one device in detail
 //   GET   /admin/devices/{uuid|serial}/config   the EdgeDevConfig it is served (proto3 JSON) and its hash
@@ -54,7 +54,15 @@ function route(core: ControllerCore, method: string, url: string, body: Buffer):
   const reg = core.registry;
 
   if (what === 'stats' && parts.length === 2 && method === 'GET') {
-    return ok({ ...core.stats.toJSON(), threadId, devices: reg.size, maintenance: core.switches.maintenance, serveCerts: core.switches.serveCerts });
+    return ok({
+      ...core.stats.toJSON(),
+      attestation: core.stats.attestation.toJSON(reg.devices()),
+      byApi: { v1: core.apiStats.v1.toJSON(), v2: core.apiStats.v2.toJSON() },
+      threadId,
+      devices: reg.size,
+      maintenance: core.switches.maintenance,
+      serveCerts: core.switches.serveCerts,
+    });
   }
   if (what === 'devices') {
     if (parts.length === 2 && method === 'GET') {

@@ -1,6 +1,8 @@
 // What the controller keeps per device for attestation: the outstanding nonce (single use), the
-// certificates the device posted (ATTEST_REQ_CERT), the integrity token and the escrowed volume keys.
+// certificates the device posted (ATTEST_REQ_CERT), the integrity token, the escrowed volume keys,
+// and how its last quote went (for the admin view and the fleet's outcome counts).
 
+import type { KeyObject } from 'node:crypto';
 import type { attest } from '../../gen/eve-types.js';
 
 /** A device certificate posted with ATTEST_REQ_CERT. */
@@ -13,6 +15,8 @@ export interface StoredDeviceCert {
   pem?: Uint8Array;
   /** ZCertMetaData items (e.g. the EK's TPM2B_PUBLIC), kept with `pem`. */
   metaData?: { type: number; data: Uint8Array }[];
+  /** Parsed on the first quote that needs it: its public key and whether the device key signed it. */
+  checked?: { publicKey: KeyObject; signedByDevice: boolean } | { error: string };
 }
 
 export class AttestState {
@@ -26,9 +30,16 @@ export class AttestState {
   storageKeys: attest.AttestVolumeKey[] | undefined;
   /** Why the last quote was refused, for the admin view. */
   lastQuoteReason: string | undefined;
+  /** Short key of that reason (e.g. 'template-mismatch'), for counts. */
+  lastQuoteReasonKey: string | undefined;
   attested = false;
   quotes = 0;
   lastQuoteResult = 0;
+  /** The last quote carried no PCR values (a device without TPM, "TPM disabled"). */
+  lastQuoteEmpty = false;
+  /** resetCount of the last verified TPM quote, and how often it changed (TPM resets seen = reboots). */
+  lastResetCount: number | undefined;
+  tpmResets = 0;
 
   toJSON(): Record<string, unknown> {
     return {
@@ -39,7 +50,9 @@ export class AttestState {
       storageKeys: this.storageKeys?.length ?? 0,
       quotes: this.quotes,
       lastQuoteResult: this.lastQuoteResult,
+      lastQuoteEmpty: this.lastQuoteEmpty,
       lastQuoteReason: this.lastQuoteReason,
+      tpmResets: this.tpmResets,
     };
   }
 }

@@ -8,6 +8,7 @@ import type { AppTemplate } from '../../scenario/scenario-types.js';
 import type { AppOverlay, ConfigOverlay } from './config-overlay.js';
 import { deviceObjectUuids, EVESIM_NAMESPACE, uuidV5 } from './derived-uuid.js';
 import type { DeviceRecord } from './device-record.js';
+import { lpsServerFor } from './lps-config.js';
 
 export const ENTERPRISE_NAME = 'evesim';
 export const ENTERPRISE_ID = uuidV5(EVESIM_NAMESPACE, 'enterprise/evesim');
@@ -76,6 +77,7 @@ export function buildEdgeDevConfig(dev: DeviceRecord, ctx: ConfigBuildContext): 
   const g = dev.group.overlay;
   const d = dev.overlay;
   const effective = effectiveApps(dev);
+  const groupLps = lpsServerFor(spec, dev);
   const ids = deviceObjectUuids(dev.uuid, effective.map((a) => a.template.name));
   const niUuid = ids.networkInstance;
   const netUuid = ids.network;
@@ -151,8 +153,8 @@ export function buildEdgeDevConfig(dev: DeviceRecord, ctx: ConfigBuildContext): 
     maintenance_mode: pick(dev, 'maintenanceMode') ?? false,
     controller_epoch: g.epoch + (d?.epoch ?? 0),
     global_profile: pick(dev, 'globalProfile') ?? spec.globalProfile,
-    local_profile_server: pick(dev, 'localProfileServer') ?? '',
-    profile_server_token: pick(dev, 'profileServerToken') ?? '',
+    local_profile_server: pick(dev, 'localProfileServer') ?? groupLps.address,
+    profile_server_token: pick(dev, 'profileServerToken') ?? groupLps.token,
     shutdown: { counter: g.shutdown + (d?.shutdown ?? 0) },
     device_name: d?.deviceName ?? dev.serial,
     project_name: spec.name,

@@ -36,6 +36,11 @@ export interface RequestState {
   readonly body: Uint8Array;
   readonly now: number;
   device?: DeviceRecord;
+  /**
+   * Set when the transport already authenticated the sender (API v1: its TLS client certificate
+   * is this registered device): the body is the bare message, there is no envelope to open.
+   */
+  authenticated?: DeviceRecord;
   /** Log lines carried by an accepted request (newlogs lines, LogEntry items). */
   logLines: number;
 }

@@ -20,7 +20,7 @@ import { handleAppLogs, handleFlowlog, handleInfo, handleLogs, handleMetrics } f
 import { handleUuid } from './handle-uuid.js';
 import { ControllerHttpError } from './http-error.js';
 import { OnboardingTrust } from './onboarding-trust.js';
-import { noTpmQuoteVerifier, type QuoteVerifier } from './quote-verifier.js';
+import { createQuoteVerifier, type QuoteVerifier } from './quote-verifier.js';
 import { matchRoute, type Route } from './route.js';
 
 type Handler = (ctx: ControllerContext, req: RequestState) => Reply;
@@ -49,6 +49,8 @@ const TEXT = 'text/plain; charset=utf-8';
 export class ControllerCore implements ControllerContext {
   readonly registry: DeviceRegistry;
   readonly stats = new ControllerStats();
+  /** The same counts per API; v1 requests are counted by v1-core.ts, v2 ones here. */
+  readonly apiStats = { v1: new ControllerStats(), v2: new ControllerStats() };
   readonly sealer: ResponseSealer;
   readonly onboarding: OnboardingTrust;
   readonly configs: ConfigService;
@@ -60,7 +62,7 @@ export class ControllerCore implements ControllerContext {
   constructor(
     readonly options: ResolvedControllerOptions,
     readonly pki: ControllerPki,
-    readonly quoteVerifier: QuoteVerifier = noTpmQuoteVerifier,
+    readonly quoteVerifier: QuoteVerifier = createQuoteVerifier(options.quoteVerifier),
   ) {
     this.registry = new DeviceRegistry(options.requirePreRegistration);
     if (options.fleet) this.registry.setFleet(options.fleet);
@@ -81,6 +83,7 @@ export class ControllerCore implements ControllerContext {
     if (!route) {
       const reply = text(404, `no endpoint ${method} ${path.split('?')[0]}`);
       this.stats.record('unknown', 404, body.length, reply.body!.length);
+      this.apiStats.v2.record('unknown', 404, body.length, reply.body!.length);
       return reply;
     }
     const req: RequestState = { route, body, now, logLines: 0 };
@@ -95,6 +98,7 @@ export class ControllerCore implements ControllerContext {
           reply = text(e.status, e.message);
           if (e.undecodable) {
             this.stats.of(route.endpoint).undecodable++;
+            this.apiStats.v2.of(route.endpoint).undecodable++;
             if (req.device) req.device.counters.undecodable++;
           }
         } else {
@@ -111,11 +115,16 @@ export class ControllerCore implements ControllerContext {
   private account(req: RequestState, reply: Reply): void {
     const key = req.route.endpoint;
     this.stats.record(key, reply.status, req.body.length, reply.body?.length ?? 0);
-    if (req.logLines > 0) this.stats.of(key).logLines += req.logLines;
+    this.apiStats.v2.record(key, reply.status, req.body.length, reply.body?.length ?? 0);
+    if (req.logLines > 0) {
+      this.stats.of(key).logLines += req.logLines;
+      this.apiStats.v2.of(key).logLines += req.logLines;
+    }
     const dev = req.device;
     if (dev) {
       dev.counters.record(key, reply.status, req.body.length, req.now);
       dev.counters.logLines += req.logLines;
+      dev.apiMask |= 2;
     }
   }
 }

@@ -1,6 +1,7 @@
 // Options of the embedded controller. Plain data, so they cross into the controller's thread.
 
 import type { FleetSpec } from './fleet-spec.js';
+import { QUOTE_VERIFIER_MODES, type QuoteVerifierMode } from './quote-verifier.js';
 
 export interface ControllerOptions {
   /** Directory for the controller PKI (created on first start, keys 0600). */
@@ -11,6 +12,10 @@ export interface ControllerOptions {
   port?: number;
   /** Admin API port (always loopback host); 0 (default) picks a free port. */
   adminPort?: number;
+  /** Serve controller API v1 (mutual TLS) on a port of its own. Default true. */
+  apiV1?: boolean;
+  /** API v1 port; 0 (default) picks a free port. */
+  v1Port?: number;
   /** Trusted onboarding CA certificates (PEM): a register request's onboarding certificate must chain to one. */
   onboardingCaPems?: string[];
   /** Register with a serial the fleet does not list → 403. */
@@ -25,6 +30,12 @@ export interface ControllerOptions {
   unchangedConfigReply?: '304' | 'hash-only';
   /** Largest request body accepted on the device API (default 8 MiB); larger → 413. */
   maxBodyBytes?: number;
+  /**
+   * How TPM quotes are verified (quote-verifier.ts): 'strict' (default: certificate chain, event
+   * log replay, documented codes) or 'adam' (Adam's checks and codes). The verifier is made in the
+   * controller's own thread from this name.
+   */
+  quoteVerifier?: QuoteVerifierMode;
 }
 
 export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems'>> {
@@ -36,7 +47,8 @@ export function resolveControllerOptions(o: ControllerOptions): ResolvedControll
   if (!o.stateDir) throw new Error('controller: stateDir is required');
   const port = o.port ?? 0;
   const adminPort = o.adminPort ?? 0;
-  for (const [name, p] of [['port', port], ['adminPort', adminPort]] as const) {
+  const v1Port = o.v1Port ?? 0;
+  for (const [name, p] of [['port', port], ['adminPort', adminPort], ['v1Port', v1Port]] as const) {
     if (!Number.isInteger(p) || p < 0 || p > 65535) throw new Error(`controller: ${name} must be an integer 0..65535, got ${p}`);
   }
   const reply = o.unchangedConfigReply ?? '304';
@@ -46,10 +58,19 @@ export function resolveControllerOptions(o: ControllerOptions): ResolvedControll
     host: o.host ?? '127.0.0.1',
     port,
     adminPort,
+    apiV1: o.apiV1 ?? true,
+    v1Port,
     onboardingCaPems: o.onboardingCaPems ?? [],
     requirePreRegistration: o.requirePreRegistration ?? false,
     ...(o.fleet ? { fleet: o.fleet } : {}),
     unchangedConfigReply: reply,
     maxBodyBytes: o.maxBodyBytes ?? 8 * 1024 * 1024,
+    quoteVerifier: quoteVerifierMode(o.quoteVerifier),
   };
+}
+
+function quoteVerifierMode(m: QuoteVerifierMode | undefined): QuoteVerifierMode {
+  if (m === undefined) return 'strict';
+  if (!QUOTE_VERIFIER_MODES.includes(m)) throw new Error(`controller: quoteVerifier must be one of ${QUOTE_VERIFIER_MODES.join(', ')}, got ${String(m)}`);
+  return m;
 }

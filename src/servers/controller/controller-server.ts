@@ -12,12 +12,15 @@ import { ControllerCore } from './controller-core.js';
 import { resolveControllerOptions, type ControllerOptions } from './controller-options.js';
 import type { QuoteVerifier } from './quote-verifier.js';
 import { matchRoute } from './route.js';
+import { createV1Server } from './v1-server.js';
 
 export interface ControllerServer {
   /** Base URL of the device API, e.g. https://127.0.0.1:41234 */
   url: string;
   /** Base URL of the admin API, e.g. http://127.0.0.1:41235 */
   adminUrl: string;
+  /** Base URL of controller API v1 (mutual TLS, its own port); absent when apiV1 is off. */
+  v1Url?: string;
   /** Root CA devices must trust (PEM text) and the file holding it. */
   rootCaPem: string;
   rootCaPath: string;
@@ -27,7 +30,7 @@ export interface ControllerServer {
 }
 
 export interface ControllerExtras {
-  /** Replaces the placeholder TPM quote verifier. */
+  /** Replaces the TPM quote verifier chosen by options.quoteVerifier (in-process tests only). */
   quoteVerifier?: QuoteVerifier;
 }
 
@@ -71,12 +74,15 @@ export async function createControllerServer(opts: ControllerOptions, extras: Co
   api.requestTimeout = 300_000;
 
   const admin = createAdminServer(core);
+  const v1 = options.apiV1 ? createV1Server(core, options.maxBodyBytes).server : undefined;
   try {
     await listen(api, options.port, options.host);
     await listen(admin, options.adminPort, options.host);
+    if (v1) await listen(v1, options.v1Port, options.host);
   } catch (e) {
     api.close();
     admin.close();
+    v1?.close();
     throw e;
   }
   const apiPort = (api.address() as AddressInfo).port;
@@ -85,11 +91,12 @@ export async function createControllerServer(opts: ControllerOptions, extras: Co
   return {
     url: `https://${hostPart}:${apiPort}`,
     adminUrl: `http://${hostPart}:${adminPort}`,
+    ...(v1 ? { v1Url: `https://${hostPart}:${(v1.address() as AddressInfo).port}` } : {}),
     rootCaPem: pki.root.certPem,
     rootCaPath: join(pki.dir, 'root-certificate.pem'),
     core,
     stop: async () => {
-      await Promise.all([close(api), close(admin)]);
+      await Promise.all([close(api), close(admin), ...(v1 ? [close(v1)] : [])]);
     },
   };
 }

@@ -2,6 +2,7 @@
 // figures live in DeviceCounters; these are the fleet-wide sums.
 
 import { ENDPOINT_KEYS, type EndpointKey } from '../../protocol/endpoints.js';
+import { AttestOutcomes } from './attest-outcomes.js';
 
 /** 'unknown' collects requests whose path names no endpoint (answered 404). */
 export type StatKey = EndpointKey | 'unknown';
@@ -34,6 +35,8 @@ export class ControllerStats {
   private readonly totals = new Map<StatKey, EndpointTotals>(STAT_KEYS.map((k) => [k, new EndpointTotals()]));
   /** Info messages received, by ZInfoTypes number. */
   readonly infoByType = new Map<number, number>();
+  /** Attestation answers by outcome (GET /admin/stats adds the per-device view). */
+  readonly attestation = new AttestOutcomes();
 
   of(key: StatKey): EndpointTotals {
     return this.totals.get(key)!;

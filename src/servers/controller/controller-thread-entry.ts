@@ -15,7 +15,14 @@ function post(m: FromControllerThread): void {
 
 createControllerServer(workerData as ControllerOptions).then(
   (server) => {
-    post({ type: 'ready', url: server.url, adminUrl: server.adminUrl, rootCaPem: server.rootCaPem, rootCaPath: server.rootCaPath });
+    post({
+      type: 'ready',
+      url: server.url,
+      adminUrl: server.adminUrl,
+      ...(server.v1Url ? { v1Url: server.v1Url } : {}),
+      rootCaPem: server.rootCaPem,
+      rootCaPath: server.rootCaPath,
+    });
     port.on('message', (m: ToControllerThread) => {
       if (m.type === 'stop') {
         server.stop().then(

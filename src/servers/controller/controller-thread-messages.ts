@@ -3,6 +3,6 @@
 export type ToControllerThread = { type: 'stop' };
 
 export type FromControllerThread =
-  | { type: 'ready'; url: string; adminUrl: string; rootCaPem: string; rootCaPath: string }
+  | { type: 'ready'; url: string; adminUrl: string; v1Url?: string; rootCaPem: string; rootCaPath: string }
   | { type: 'stopped' }
   | { type: 'error'; message: string };

@@ -10,6 +10,8 @@ import { startSourceAwareWorker } from './source-worker.js';
 export interface ControllerThread {
   url: string;
   adminUrl: string;
+  /** Controller API v1 (mutual TLS) base URL, when served. */
+  v1Url?: string;
   rootCaPem: string;
   rootCaPath: string;
   admin: ControllerAdminClient;
@@ -64,6 +66,7 @@ export async function startControllerInThread(opts: ControllerOptions): Promise<
   return {
     url: ready.url,
     adminUrl: ready.adminUrl,
+    ...(ready.v1Url ? { v1Url: ready.v1Url } : {}),
     rootCaPem: ready.rootCaPem,
     rootCaPath: ready.rootCaPath,
     admin,

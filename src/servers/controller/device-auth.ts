@@ -24,6 +24,14 @@ export function authenticateDevice(ctx: ControllerContext, req: RequestState): A
   if (route.deviceUuid !== undefined && !ctx.registry.byDeviceUuid(route.deviceUuid)) {
     throw badRequest(`unknown device ${route.deviceUuid}`);
   }
+  if (req.authenticated) {
+    const device = req.authenticated;
+    req.device = device;
+    if (route.deviceUuid !== undefined && route.deviceUuid !== device.uuid) {
+      throw forbidden(`device ${device.uuid} may not post for device ${route.deviceUuid}`);
+    }
+    return { device, payload: req.body };
+  }
   const lookup = (hash: Uint8Array): DeviceRecord | undefined => {
     const d = ctx.registry.byCert(certHashKey(hash));
     if (d) req.device = d; // counted against the device even when the signature then fails

@@ -21,6 +21,8 @@ export class DeviceRecord {
   /** Hash the device last sent in a ConfigRequest, and the hash last served in a 200. */
   lastRequestedConfigHash: string | undefined;
   lastServedConfigHash: string | undefined;
+  /** Controller APIs the device has used, as bits: 1 = v1 (mutual TLS), 2 = v2. */
+  apiMask = 0;
 
   constructor(
     readonly uuid: string,
@@ -52,6 +54,7 @@ export class DeviceRecord {
       registered: this.onboardFingerprint !== undefined,
       preRegistered: this.preRegistered,
       attested: this.attest?.attested ?? false,
+      api: (['none', 'v1', 'v2', 'v1+v2'] as const)[this.apiMask & 3],
       lastConfigHash: this.lastServedConfigHash,
       requests: this.counters.totalRequests(),
     };

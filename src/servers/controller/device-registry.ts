@@ -8,6 +8,7 @@ import { AdminInputError } from './config-overlay.js';
 import { DeviceRecord } from './device-record.js';
 import { DEFAULT_GROUP, type FleetSpec } from './fleet-spec.js';
 import { GroupState } from './group-state.js';
+import { resolvePcrTemplates, type PcrTemplate } from './pcr-templates.js';
 
 export interface RegisterInput {
   /** Hex SHA-256 of the onboarding certificate DER. */
@@ -36,6 +37,8 @@ export class DeviceRegistry {
   private readonly byUuid = new Map<string, DeviceRecord>();
   private readonly byOnboardSerial = new Map<string, DeviceRecord>();
   private readonly bySerial = new Map<string, DeviceRecord>();
+  /** PCR templates TPM quotes are held to (the fleet's attestation.templates, 'reference' resolved). */
+  pcrTemplates: PcrTemplate[] = [];
 
   constructor(private readonly requirePreRegistration: boolean) {}
 
@@ -96,6 +99,8 @@ export class DeviceRegistry {
       if (!existing) pre.push({ serial: d.serial, group, hashKey, key: cert.publicKey });
     });
 
+    const pcrTemplates = resolvePcrTemplates(spec.attestation);
+    this.pcrTemplates = pcrTemplates;
     this.groups = groups;
     this.groupByName = groupByName;
     this.fleetSerials = fleetSerials;

@@ -2,8 +2,10 @@
 // the serials that belong to them. Devices listed with a device certificate are pre-registered
 // (they may skip /register and go straight to /uuid).
 
-import type { AppTemplate, GroupSpec } from '../../scenario/scenario-types.js';
+import type { AppTemplate, AttestationSpec, GroupSpec } from '../../scenario/scenario-types.js';
 import { AdminInputError } from './config-overlay.js';
+import { parseAttestationSpec } from './pcr-templates.js';
+import { parseGroupLps } from './lps-config.js';
 
 export interface FleetDevice {
   serial: string;
@@ -15,6 +17,8 @@ export interface FleetDevice {
 export interface FleetSpec {
   groups: GroupSpec[];
   devices: FleetDevice[];
+  /** PCR templates for TPM quotes (see pcr-templates.ts). */
+  attestation?: AttestationSpec;
 }
 
 /** Group used while no fleet was set: no apps, no config items. */
@@ -41,7 +45,7 @@ export const DEFAULT_GROUP: GroupSpec = {
  */
 export function parseFleetSpec(body: unknown): FleetSpec {
   const obj = object(body, 'body');
-  for (const k of Object.keys(obj)) if (k !== 'groups' && k !== 'devices') throw new AdminInputError(k, 'unknown field');
+  for (const k of Object.keys(obj)) if (k !== 'groups' && k !== 'devices' && k !== 'attestation') throw new AdminInputError(k, 'unknown field');
   const groupsRaw = array(obj.groups ?? [], 'groups');
   const groups = groupsRaw.map((g, i) => parseGroup(g, `groups[${i}]`));
   const names = new Set<string>();
@@ -63,7 +67,7 @@ export function parseFleetSpec(body: unknown): FleetSpec {
     if (o.deviceCertPem !== undefined) out.deviceCertPem = string(o.deviceCertPem, `${f}.deviceCertPem`);
     return out;
   });
-  return { groups, devices };
+  return obj.attestation === undefined ? { groups, devices } : { groups, devices, attestation: parseAttestationSpec(obj.attestation) };
 }
 
 function parseGroup(raw: unknown, f: string): GroupSpec {
@@ -92,6 +96,7 @@ function parseGroup(raw: unknown, f: string): GroupSpec {
     configItems,
     globalProfile: o.globalProfile === undefined ? '' : string(o.globalProfile, `${f}.globalProfile`),
     hardware,
+    ...(o.lps !== undefined ? { lps: parseGroupLps(o.lps, `${f}.lps`) } : {}),
   };
 }
 

@@ -1,14 +1,18 @@
 // POST /id/{uuid}/attest: the attestation cycle (controller-api-v2 Attest; eve-wire-facts §5).
 // NONCE hands out a fresh single-use nonce; CERT stores the device's certificates (a certificate
-// without is_mutable may not be replaced by a different one); QUOTE answers SUCCESS + integrity
-// token for the empty "TPM disabled" quote and asks the QuoteVerifier otherwise; STORE_KEYS
-// escrows volume keys when the integrity token matches. Always 201 with an enveloped response.
+// without is_mutable may not be replaced by a different one: 403, nothing stored); QUOTE answers
+// SUCCESS + integrity token for the empty "TPM disabled" quote and asks the QuoteVerifier
+// (quote-verifier.ts) otherwise; STORE_KEYS escrows volume keys when the integrity token matches,
+// else ITOKEN_MISMATCH. Always 201 with an enveloped response. On SUCCESS the answer carries the
+// device's token (one per device, kept across cycles as Adam does) and the keys it escrowed; a
+// refused quote withdraws the token, so /config answers 403 until the device attests again.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { attest } from '../../gen/eve-types.js';
 import { bytesEqual } from '../../protocol/cert-hash.js';
 import { Msg } from '../../protocol/messages.js';
 import type { AttestState, StoredDeviceCert } from './attest-state.js';
+import type { QuoteVerdict } from './quote-verifier.js';
 import { PROTO_MIME, type ControllerContext, type Reply, type RequestState } from './controller-context.js';
 import { authenticateDevice } from './device-auth.js';
 import type { DeviceRecord } from './device-record.js';
@@ -39,6 +43,7 @@ export function handleAttest(ctx: ControllerContext, req: RequestState): Reply {
   switch (areq.reqType) {
     case Req.ATTEST_REQ_NONCE:
       state.nonce = new Uint8Array(randomBytes(NONCE_BYTES));
+      ctx.stats.attestation.nonceIssued();
       resp = { respType: Resp.ATTEST_RESP_NONCE, nonce: { nonce: state.nonce } };
       break;
     case Req.ATTEST_REQ_CERT:
@@ -53,6 +58,7 @@ export function handleAttest(ctx: ControllerContext, req: RequestState): Reply {
       if (!sk) throw unprocessable('Z_ATTEST_REQ_TYPE_STORE_KEYS without storage_keys');
       const ok = !!state.integrityToken && !!sk.integrity_token && bytesEqual(sk.integrity_token, state.integrityToken);
       if (ok) state.storageKeys = sk.keys ?? [];
+      ctx.stats.attestation.storeKeysAnswered(ok);
       resp = {
         respType: Resp.Z_ATTEST_RESP_TYPE_STORE_KEYS,
         storage_keys_resp: { response: ok ? KeysCode.ATTEST_STORAGE_KEYS_RESPONSE_CODE_SUCCESS : KeysCode.ATTEST_STORAGE_KEYS_RESPONSE_CODE_ITOKEN_MISMATCH },
@@ -93,20 +99,34 @@ function answerQuote(ctx: ControllerContext, device: DeviceRecord, state: Attest
   state.quotes++;
   const nonce = state.nonce;
   state.nonce = undefined; // single use, whatever the outcome
-  let code: attest.ZAttestResponseCode;
-  let reason: string;
+  const empty = !quote || (quote.pcr_values ?? []).length === 0;
+  let verdict: QuoteVerdict;
   if (!nonce) {
-    code = Code.Z_ATTEST_RESPONSE_CODE_NONCE_MISMATCH;
-    reason = 'no outstanding nonce: request ATTEST_REQ_NONCE first';
-  } else if (!quote || (quote.pcr_values ?? []).length === 0) {
+    verdict = { code: Code.Z_ATTEST_RESPONSE_CODE_NONCE_MISMATCH, key: 'no-nonce', reason: 'no outstanding nonce (never issued, or already used): request ATTEST_REQ_NONCE first' };
+  } else if (empty) {
     // Adam's "TPM disabled": a quote without PCR values is accepted as is.
-    code = Code.Z_ATTEST_RESPONSE_CODE_SUCCESS;
-    reason = 'empty quote (no TPM)';
+    verdict = { code: Code.Z_ATTEST_RESPONSE_CODE_SUCCESS, key: 'tpm-disabled', reason: 'empty quote (no TPM)' };
   } else {
-    ({ code, reason } = ctx.quoteVerifier.verify({ deviceUuid: device.uuid, quote, nonce, certs: state.certs ?? new Map() }));
+    verdict = ctx.quoteVerifier.verify({
+      deviceUuid: device.uuid,
+      quote: quote!,
+      nonce,
+      certs: state.certs ?? new Map(),
+      devicePublicKey: device.publicKey,
+      templates: ctx.registry.pcrTemplates,
+    });
   }
+  const code = verdict.code;
   state.lastQuoteResult = code;
-  state.lastQuoteReason = reason;
+  state.lastQuoteReason = verdict.reason;
+  state.lastQuoteReasonKey = verdict.key;
+  state.lastQuoteEmpty = empty;
+  ctx.stats.attestation.quoteAnswered(code, verdict.key, empty);
+  if (verdict.resetCount !== undefined) {
+    // A verified quote with another reset count than the last one: the TPM was reset (a reboot).
+    if (state.lastResetCount !== undefined && state.lastResetCount !== verdict.resetCount) state.tpmResets++;
+    state.lastResetCount = verdict.resetCount;
+  }
   if (code !== Code.Z_ATTEST_RESPONSE_CODE_SUCCESS) {
     state.attested = false;
     state.integrityToken = undefined;

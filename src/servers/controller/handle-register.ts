@@ -26,9 +26,18 @@ export function handleRegister(ctx: ControllerContext, req: RequestState): Reply
   if (!bytesEqual(env.container.senderCertHash ?? new Uint8Array(0), onboard.certHash)) {
     throw unauthorized('senderCertHash is not the SHA-256 of the onboarding certificate DER');
   }
+  return completeRegistration(ctx, req, onboard.fingerprint, env.payload);
+}
+
+/**
+ * The part of registration after the onboarding certificate was trusted (shared by v2, where it
+ * signed the envelope, and v1, where it was the TLS client certificate): decode the ZRegisterMsg,
+ * take the device certificate from it and register the pair.
+ */
+export function completeRegistration(ctx: ControllerContext, req: RequestState, onboardFingerprint: string, payload: Uint8Array): Reply {
   let msg: register.ZRegisterMsg;
   try {
-    msg = Msg.ZRegisterMsg.decode(env.payload);
+    msg = Msg.ZRegisterMsg.decode(payload);
   } catch (e) {
     throw unprocessable(`payload is not a ZRegisterMsg: ${(e as Error).message}`);
   }
@@ -44,7 +53,7 @@ export function handleRegister(ctx: ControllerContext, req: RequestState): Reply
   }
   const outcome = ctx.registry.register(
     {
-      onboardFingerprint: onboard.fingerprint,
+      onboardFingerprint,
       serial: (msg.serial ?? '').trim(),
       softSerial: (msg.softSerial ?? '').trim(),
       deviceCertDer: deviceCert.raw,

@@ -1,0 +1,308 @@
+// A Transport with one keep-alive connection per device, as a real device has: what API v1 needs
+// (mutual TLS: the connection carries the device's own client certificate) and what a scenario
+// asks for with `connection: per-device` on API v2.
+//
+// Per device ("link"): one undici Client (HTTP/1.1, no pipelining) at a time, for the client
+// certificate the requests ask for (TransportRequest.clientCert). Its TLS SecureContext (trusted
+// roots, ciphers, the device's key and certificate) is built once and reused for every reconnect,
+// and its TLS session is kept (paced-connector.ts holds it) so a reconnect resumes instead of
+// doing a full handshake. When a device moves from its onboarding certificate to its device
+// certificate (after registration), the old connection is closed after the requests on it finish,
+// the onboarding context is dropped, and the new connection starts without a session: a session
+// resumes the identity it was made with, so it must never cross certificates. Devices without a
+// client certificate share one context. Connects of all devices go through one ConnectPacer, so a
+// controller restart does not turn into a synchronised handshake storm.
+//
+// Memory: a SecureContext with a client key costs about 32-36 KiB and an idle TLS socket 10-16
+// KiB (design.md); bench/tls-handshakes.ts measures the whole per-device cost.
+
+import type { KeyObject } from 'node:crypto';
+import tls from 'node:tls';
+import { Client } from 'undici';
+import type { ClientCertKind, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
+import { ConnectPacer } from './connect-pacer.js';
+import { EVE_TLS_CIPHERS, Exchange, parseBaseUrl, type ExchangeOwner } from './controller-transport.js';
+import { makePacedConnector, type ConnectorCounters } from './paced-connector.js';
+
+/** The certificates a device can present. Key objects are made once per device (identity layer). */
+export interface ClientIdentity {
+  onboardCertPem: string;
+  onboardKey: KeyObject;
+  deviceCertPem: string;
+  deviceKey: KeyObject;
+}
+
+export interface PerDeviceTransportOptions {
+  /** Controller base URL, e.g. 'https://controller.example:443' (a path prefix is kept). */
+  baseUrl: string;
+  /** Controller root CA certificate(s), PEM. */
+  caPem?: string | readonly string[];
+  /**
+   * Also trust Node's bundled root CAs, as EVE trusts the system store. Default false when caPem
+   * is given: every device has a context of its own, and the bundled roots add about 5 KiB and
+   * 0.6 ms to each (handing them over as PEM, as the shared transport does, would parse 140
+   * certificates per device: about 950 KiB and 95 ms each). Without caPem the system store is used.
+   */
+  trustSystemRoots?: boolean;
+  /** Do not verify the server certificate at all. The caller must warn loudly. Default false. */
+  insecureSkipVerify?: boolean;
+  /** TLS server name (SNI and verification) when it differs from the URL host. */
+  servername?: string;
+  /** The certificates of a device by fleet index; needed only by requests that carry clientCert. */
+  identityOf?: (deviceIndex: number) => ClientIdentity | undefined;
+  /** Whole-request deadline from hand-over to last body byte. Default 120 000 (timer.send.timeout). */
+  timeoutMs?: number;
+  /** TCP connect plus TLS handshake. Default 10 000 (timer.dial.timeout). */
+  connectTimeoutMs?: number;
+  /** Larger response bodies fail with TransportError('body-too-large'). Default 16 MiB. */
+  maxBodyBytes?: number;
+  /**
+   * An idle device connection closes after this (sooner if the server's Keep-Alive header asks).
+   * Default 90 000, Go's idle-connection timeout, which EVE's HTTP client inherits: a device that
+   * talks every minute keeps its connection.
+   */
+  keepAliveTimeoutMs?: number;
+  /** Most TLS handshakes in flight at once over all devices. Default 16. */
+  maxConcurrentConnects?: number;
+  /** Random delay bound for connects that are part of a burst. Default 250. */
+  connectJitterMs?: number;
+  /** OpenSSL cipher string. Default EVE_TLS_CIPHERS. */
+  tlsCiphers?: string;
+  /** Uniform [0, 1) for connect jitter; injectable for tests. */
+  random?: () => number;
+}
+
+export interface PerDeviceTransportStats extends ConnectorCounters {
+  /** Devices that have a link (sent at least one request and were not detached). */
+  devices: number;
+  /** Sockets open now. */
+  sockets: number;
+  /** Requests waiting for their device's connection. */
+  queued: number;
+  /** Requests on the wire now. */
+  running: number;
+  /** Per-device TLS contexts built so far (one per device and certificate kind, never per connect). */
+  contextsCreated: number;
+  /** Times a device moved its connection to another client certificate. */
+  certSwitches: number;
+  /** Connects waiting in the pacer, and connects the pacer delayed because they were part of a burst. */
+  connectsWaiting: number;
+  connectsPaced: number;
+}
+
+type Slot = ClientCertKind | 'none';
+
+/** One device's connection state. */
+class DeviceLink {
+  client: Client | undefined;
+  slot: Slot | undefined;
+  /** Contexts by slot; 'none' uses the transport's shared context and is never stored here. */
+  onboardingContext: tls.SecureContext | undefined;
+  deviceContext: tls.SecureContext | undefined;
+}
+
+const DEFAULTS = {
+  timeoutMs: 120_000,
+  connectTimeoutMs: 10_000,
+  maxBodyBytes: 16 * 1024 * 1024,
+  keepAliveTimeoutMs: 90_000,
+  maxConcurrentConnects: 16,
+  connectJitterMs: 250,
+};
+
+export class PerDeviceTransport implements Transport, ExchangeOwner {
+  readonly origin: string;
+  private readonly pathPrefix: string;
+  private readonly https: boolean;
+  private readonly links = new Map<number, DeviceLink>();
+  private readonly pacer: ConnectPacer;
+  private readonly counters: ConnectorCounters = { connected: 0, resumed: 0, failed: 0 };
+  /** Trusted CAs handed to every context as PEM (the controller root), or undefined: see caMode. */
+  private readonly ca: string[] | undefined;
+  /** 'pem': `ca` only; 'system': Node's shared root store; 'system+pem': the shared store plus `ca`. */
+  private readonly caMode: 'pem' | 'system' | 'system+pem';
+  private readonly ciphers: string;
+  private readonly timeoutMs: number;
+  private readonly maxBodyBytes: number;
+  private readonly keepAliveTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+  private sharedContext: tls.SecureContext | undefined;
+  private contextsCreated = 0;
+  private certSwitches = 0;
+  private closed = false;
+
+  constructor(private readonly opts: PerDeviceTransportOptions) {
+    const url = parseBaseUrl(opts.baseUrl);
+    this.origin = url.origin;
+    this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.https = url.protocol === 'https:';
+    this.timeoutMs = positive('timeoutMs', opts.timeoutMs ?? DEFAULTS.timeoutMs);
+    this.maxBodyBytes = positive('maxBodyBytes', opts.maxBodyBytes ?? DEFAULTS.maxBodyBytes);
+    this.keepAliveTimeoutMs = positive('keepAliveTimeoutMs', opts.keepAliveTimeoutMs ?? DEFAULTS.keepAliveTimeoutMs);
+    this.connectTimeoutMs = positive('connectTimeoutMs', opts.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs);
+    this.pacer = new ConnectPacer({
+      maxConcurrent: positive('maxConcurrentConnects', opts.maxConcurrentConnects ?? DEFAULTS.maxConcurrentConnects),
+      jitterMs: nonNegative('connectJitterMs', opts.connectJitterMs ?? DEFAULTS.connectJitterMs),
+      random: opts.random,
+    });
+    this.ciphers = opts.tlsCiphers ?? EVE_TLS_CIPHERS;
+    const extra = opts.caPem === undefined ? [] : typeof opts.caPem === 'string' ? [opts.caPem] : [...opts.caPem];
+    extra.forEach((pem, i) => {
+      if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+        throw new Error(`per-device transport for ${this.origin}: root CA #${i + 1} is not a PEM certificate (no "BEGIN CERTIFICATE" line)`);
+      }
+    });
+    this.ca = extra;
+    this.caMode = extra.length === 0 ? 'system' : opts.trustSystemRoots === true ? 'system+pem' : 'pem';
+    if (this.https) this.sharedContext = this.newContext(undefined, 'the shared (no client certificate) context');
+  }
+
+  request(req: TransportRequest): Promise<TransportResponse> {
+    return new Promise<TransportResponse>((resolve, reject) => {
+      const exchange = new Exchange(this, req, resolve, reject, this.maxBodyBytes);
+      exchange.timer = setTimeout(exchange.onDeadline, this.timeoutMs);
+      try {
+        const client = this.clientFor(req.deviceIndex, req.clientCert ?? 'none');
+        client.dispatch({ path: this.pathPrefix + req.path, method: req.method, headers: req.headers, body: req.body ?? null }, exchange);
+      } catch (err) {
+        exchange.fail(err);
+      }
+    });
+  }
+
+  /** Closes a device's connection (device stopped for good) and forgets its contexts. */
+  async detach(deviceIndex: number): Promise<void> {
+    const link = this.links.get(deviceIndex);
+    if (!link) return;
+    this.links.delete(deviceIndex);
+    await link.client?.close();
+  }
+
+  stats(): PerDeviceTransportStats {
+    let sockets = 0;
+    let queued = 0;
+    let running = 0;
+    for (const link of this.links.values()) {
+      if (!link.client) continue;
+      const s = link.client.stats;
+      if (s.connected) sockets++;
+      queued += s.pending;
+      running += s.running;
+    }
+    const p = this.pacer.stats();
+    return {
+      ...this.counters,
+      devices: this.links.size,
+      sockets,
+      queued,
+      running,
+      contextsCreated: this.contextsCreated,
+      certSwitches: this.certSwitches,
+      connectsWaiting: p.waiting,
+      connectsPaced: p.paced,
+    };
+  }
+
+  /** Lets requests in flight finish, then closes every connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const clients = [...this.links.values()].map((l) => l.client).filter((c): c is Client => c !== undefined);
+    this.links.clear();
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  }
+
+  /** Closes every connection now; requests in flight fail with TransportError('closed'). */
+  async destroy(): Promise<void> {
+    this.closed = true;
+    const clients = [...this.links.values()].map((l) => l.client).filter((c): c is Client => c !== undefined);
+    this.links.clear();
+    await Promise.all(clients.map((c) => c.destroy().catch(() => undefined)));
+  }
+
+  /** "POST https://host/path (device 3, config, device certificate)", for error messages. */
+  describe(req: TransportRequest): string {
+    const cert = req.clientCert ? `, ${req.clientCert} certificate` : '';
+    return `${req.method} ${this.origin}${this.pathPrefix}${req.path} (device ${req.deviceIndex}, ${req.endpoint}${cert})`;
+  }
+
+  get requestTimeoutMs(): number {
+    return this.timeoutMs;
+  }
+
+  /** The device's connection for `slot`, switching certificates when the slot changed. */
+  private clientFor(deviceIndex: number, slot: Slot): Client {
+    if (this.closed) throw new Error(`per-device transport for ${this.origin} is closed`);
+    let link = this.links.get(deviceIndex);
+    if (!link) {
+      link = new DeviceLink();
+      this.links.set(deviceIndex, link);
+    }
+    if (link.client && link.slot === slot) return link.client;
+    if (link.client) {
+      // Requests already queued on the old certificate finish on it; then its socket closes.
+      this.certSwitches++;
+      link.client.close().catch(() => undefined);
+    }
+    if (slot === 'device') link.onboardingContext = undefined;
+    link.slot = slot;
+    link.client = new Client(this.origin, {
+      pipelining: 1,
+      connect: makePacedConnector(
+        {
+          pacer: this.pacer,
+          secureContext: this.https ? this.contextFor(deviceIndex, link, slot) : undefined,
+          rejectUnauthorized: this.opts.insecureSkipVerify !== true,
+          servername: this.opts.servername,
+          connectTimeoutMs: this.connectTimeoutMs,
+          keepAliveInitialDelayMs: 60_000,
+        },
+        this.counters,
+      ),
+      keepAliveTimeout: this.keepAliveTimeoutMs,
+      keepAliveMaxTimeout: Math.max(this.keepAliveTimeoutMs, 600_000),
+      // Backstops only: the per-request deadline is the real limit.
+      headersTimeout: this.timeoutMs + 1000,
+      bodyTimeout: this.timeoutMs + 1000,
+    });
+    return link.client;
+  }
+
+  private contextFor(deviceIndex: number, link: DeviceLink, slot: Slot): tls.SecureContext {
+    if (slot === 'none') return this.sharedContext!;
+    const existing = slot === 'device' ? link.deviceContext : link.onboardingContext;
+    if (existing) return existing;
+    const id = this.opts.identityOf?.(deviceIndex);
+    if (!id) throw new Error(`device ${deviceIndex}: a ${slot} client certificate was asked for, but the transport has no identity for this device`);
+    const [certPem, key] = slot === 'device' ? [id.deviceCertPem, id.deviceKey] : [id.onboardCertPem, id.onboardKey];
+    // TLS takes keys as PEM only; exported here once per device and kind, never logged.
+    const ctx = this.newContext({ cert: certPem, key: key.export({ format: 'pem', type: 'pkcs8' }) as string }, `device ${deviceIndex} (${slot} certificate)`);
+    if (slot === 'device') link.deviceContext = ctx;
+    else link.onboardingContext = ctx;
+    return ctx;
+  }
+
+  private newContext(client: { cert: string; key: string } | undefined, what: string): tls.SecureContext {
+    try {
+      const ca = this.caMode === 'pem' ? this.ca : undefined;
+      const ctx = tls.createSecureContext({ ca, ciphers: this.ciphers, minVersion: 'TLSv1.2', ...client });
+      // Node's shared root store plus our CAs: what createSecureContext itself does for `ca`, after
+      // the roots it set up by reference (no PEM parsing of the bundled roots per device).
+      if (this.caMode === 'system+pem') for (const pem of this.ca!) (ctx.context as { addCACert(pem: string): void }).addCACert(pem);
+      if (client) this.contextsCreated++;
+      return ctx;
+    } catch (err) {
+      // The message of a key parse error never contains the key itself.
+      throw new Error(`per-device transport for ${this.origin}: cannot build the TLS context of ${what}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+}
+
+function positive(name: string, v: number): number {
+  if (!(Number.isFinite(v) && v > 0)) throw new Error(`per-device transport: ${name} must be a positive number, got ${v}`);
+  return v;
+}
+
+function nonNegative(name: string, v: number): number {
+  if (!(Number.isFinite(v) && v >= 0)) throw new Error(`per-device transport: ${name} must be >= 0, got ${v}`);
+  return v;
+}

@@ -1,0 +1,168 @@
+// The per-device (mutual TLS) transport against a loopback HTTPS server that asks for client
+// certificates and reports, per request, which certificate it saw, on which socket, and whether
+// the TLS session was resumed: contexts built once per device and certificate, reconnects resumed,
+// the switch from the onboarding to the device certificate (and no session carried across it), one
+// connection per device, and server verification still on.
+
+import { X509Certificate } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TransportError, type ClientCertKind, type TransportRequest } from '../src/device/ports.js';
+import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';
+import { createFleetCa } from '../src/identity/fleet-ca.js';
+import { makeLoopbackTls, type LoopbackTlsMaterial } from '../src/transport/loopback-tls.js';
+import { PerDeviceTransport, type PerDeviceTransportOptions } from '../src/transport/mtls-transport.js';
+
+interface Seen {
+  peer: string;
+  reused: boolean;
+  socket: number;
+}
+
+const NOW = Date.now();
+
+describe('per-device mutual-TLS transport', () => {
+  let tlsMaterial: LoopbackTlsMaterial;
+  let server: Server;
+  let base: string;
+  const ids: DeviceIdentityMaterial[] = [];
+  const socketIds = new WeakMap<object, number>();
+  let sockets = 0;
+
+  beforeAll(async () => {
+    tlsMaterial = await makeLoopbackTls('mtls-test');
+    const ca = createFleetCa('mtls-test', NOW);
+    for (let i = 0; i < 3; i++) ids.push(createDeviceIdentity(ca, 'mtls-test', i, NOW).identity);
+    server = createServer(
+      { key: tlsMaterial.keyPem, cert: tlsMaterial.certPem, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        const s = req.socket as TLSSocket;
+        if (!socketIds.has(s)) socketIds.set(s, ++sockets);
+        const seen: Seen = { peer: s.getPeerX509Certificate()?.fingerprint256 ?? 'none', reused: s.isSessionReused(), socket: socketIds.get(s)! };
+        const close = req.url?.includes('close') ?? false;
+        res.writeHead(200, { 'content-type': 'application/json', ...(close ? { connection: 'close' } : {}) });
+        res.end(JSON.stringify(seen));
+      },
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  const fp = (pem: string) => new X509Certificate(pem).fingerprint256;
+
+  function transport(extra: Partial<PerDeviceTransportOptions> = {}): PerDeviceTransport {
+    return new PerDeviceTransport({
+      baseUrl: base,
+      caPem: tlsMaterial.caPem,
+      trustSystemRoots: false,
+      identityOf: (i) => ids[i],
+      connectJitterMs: 0,
+      ...extra,
+    });
+  }
+
+  async function send(t: PerDeviceTransport, deviceIndex: number, clientCert: ClientCertKind | undefined, path = '/api/v1/edgedevice/ping'): Promise<Seen> {
+    const req: TransportRequest = { endpoint: 'ping', method: 'GET', path, headers: {}, dueAt: 0, deviceIndex };
+    if (clientCert) req.clientCert = clientCert;
+    const res = await t.request(req);
+    expect(res.status).toBe(200);
+    return JSON.parse(Buffer.from(res.body).toString()) as Seen;
+  }
+
+  it('presents the device certificate, builds its context once and resumes the session on every reconnect', async () => {
+    const t = transport();
+    try {
+      const seen: Seen[] = [];
+      // The server closes the connection after each answer: every request is a new connect.
+      for (let i = 0; i < 4; i++) seen.push(await send(t, 0, 'device', '/close'));
+      expect(seen.map((s) => s.peer)).toEqual(Array(4).fill(fp(ids[0]!.deviceCertPem)));
+      expect(new Set(seen.map((s) => s.socket)).size).toBe(4);
+      expect(seen.map((s) => s.reused)).toEqual([false, true, true, true]);
+      const st = t.stats();
+      expect(st.contextsCreated).toBe(1);
+      expect(st.connected).toBe(4);
+      expect(st.resumed).toBe(3);
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('keeps one connection per device and reuses it while it is alive', async () => {
+    const t = transport();
+    try {
+      const [a1, b1] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
+      const [a2, b2] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
+      expect(a1.socket).not.toBe(b1.socket);
+      expect(a2.socket).toBe(a1.socket);
+      expect(b2.socket).toBe(b1.socket);
+      expect(a1.peer).toBe(fp(ids[0]!.deviceCertPem));
+      expect(b1.peer).toBe(fp(ids[1]!.deviceCertPem));
+      const st = t.stats();
+      expect(st.devices).toBe(2);
+      expect(st.sockets).toBe(2);
+      expect(st.connected).toBe(2);
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('switches from the onboarding to the device certificate on a new connection, without resuming across', async () => {
+    const t = transport();
+    try {
+      const o1 = await send(t, 2, 'onboarding', '/close');
+      const o2 = await send(t, 2, 'onboarding');
+      expect(o1.peer).toBe(fp(ids[2]!.onboardCertPem));
+      expect(o2.peer).toBe(fp(ids[2]!.onboardCertPem));
+      expect(o2.reused).toBe(true);
+      const d1 = await send(t, 2, 'device', '/close');
+      const d2 = await send(t, 2, 'device');
+      expect(d1.peer).toBe(fp(ids[2]!.deviceCertPem));
+      expect(d1.socket).not.toBe(o2.socket);
+      // A session made with the onboarding certificate would resume that identity: never offered.
+      expect(d1.reused).toBe(false);
+      expect(d2.reused).toBe(true);
+      expect(d2.peer).toBe(fp(ids[2]!.deviceCertPem));
+      const st = t.stats();
+      expect(st.certSwitches).toBe(1);
+      expect(st.contextsCreated).toBe(2);
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('sends no client certificate when the request asks for none (v2 per-device connections)', async () => {
+    const t = transport({ identityOf: undefined });
+    try {
+      const s = await send(t, 0, undefined);
+      expect(s.peer).toBe('none');
+      expect(t.stats().contextsCreated).toBe(0);
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('fails a request whose device has no identity, and verifies the server certificate', async () => {
+    const t = transport({ identityOf: () => undefined });
+    try {
+      await expect(send(t, 5, 'device')).rejects.toThrow(/no identity for this device/);
+    } finally {
+      await t.destroy();
+    }
+    const other = await makeLoopbackTls('someone else');
+    const wrongCa = transport({ caPem: other.caPem });
+    try {
+      const err = await send(wrongCa, 0, 'device').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as TransportError).code).toMatch(/CERT|VERIFY|SIGNATURE/);
+    } finally {
+      await wrongCa.destroy();
+    }
+  });
+});
