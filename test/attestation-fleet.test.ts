@@ -55,7 +55,9 @@ function scenario(): Scenario {
     file: 'attestation-fleet.test',
     name: 'attestation-fleet',
     seed: SEED,
-    durationMs: 5_000,
+    // Long enough for one restarted cycle: a config 403 that comes back after the first quote went out
+    // restarts attestation (EVE does the same), and the next cycle starts 15 s later.
+    durationMs: 20_000,
     target: { kind: 'embedded' },
     groups: GROUPS,
     arrival: { model: 'all-at-once', ratePerSec: 0 },
@@ -129,7 +131,7 @@ describe('a mixed fleet attests against the embedded controller', () => {
     expect(server.core.registry.size).toBe(9);
     const outcomes = server.core.stats.attestation.toJSON(server.core.registry.devices());
     expect(outcomes.devices).toEqual({ byLastCode: { QUOTE_FAILED: 2, SUCCESS: 7 }, tpmDisabled: 3, tpmReset: 0 });
-  }, 60_000);
+  }, 90_000);
 
   it('a second preparation loads the TPM material from the state directory', async () => {
     const task: ShardTask = {

@@ -18,6 +18,7 @@ import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { FleetAggregate } from '../src/runner/aggregate.js';
 import { devicesByApi } from '../src/runner/api-breakdown.js';
 import { buildMeasuredRun } from '../src/runner/build-summary.js';
+import { buildMetricsRegistry } from '../src/runner/metrics-server.js';
 import { pushFleet } from '../src/runner/controller-admin.js';
 import { evaluateThresholds } from '../src/runner/thresholds.js';
 import { parseThreshold } from '../src/scenario/parse-threshold.js';
@@ -185,10 +186,17 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     expect(apis).toEqual(['v1', 'v1', 'v1', 'v1', 'v1', 'v2', 'v2', 'v2', 'v2', 'v2']);
   });
 
-  it('the summary labels the figures with the API and {api:…} thresholds judge one API', () => {
+  it('the summary and Prometheus label the figures with the API; {api:…} thresholds judge one API', async () => {
     const agg = new FleetAggregate();
+    const registry = buildMetricsRegistry(agg);
     for (const m of posted) if (m.type === 'delta') agg.merge(m.delta);
     agg.merge(result.finalDelta);
+    const text = await registry.metrics();
+    expect(text).toContain('evesim_requests_total{api="v1",endpoint="register",status="201"} 5');
+    expect(text).toContain('evesim_requests_total{api="v2",endpoint="register",status="201"} 5');
+    expect(text).toMatch(/evesim_request_duration_seconds_count\{api="v1",endpoint="config",status="2xx"\} [1-9]/);
+    expect(text).not.toMatch(/evesim_requests_total\{api="v1",endpoint="uuid"/);
+    expect(text).toContain('evesim_devices_onboarded{api="v1"} 5');
     const run = buildMeasuredRun({
       scenario: { name: 'mixed', file: 'mixed.yaml', seed: SEED },
       target: 'embedded',

@@ -26,7 +26,7 @@ describe('scenario errors name file, line, column and field', () => {
   it('unknown (misspelt) field points at the key and suggests the right one', () => {
     expect(errorsOf(() => loadScenario(`${FIX}/unknown-field.yaml`))).toEqual([
       `${FIX}/unknown-field.yaml:5:5: groups[0].eveVersoin: unknown field "eveVersoin" (did you mean "eveVersion"?); ` +
-        'expected one of name, count, api, eveVersion, preRegistered, logs, flowlog, apps, configItems, globalProfile, hardware, appStep',
+        'expected one of name, count, api, connection, v1Config, eveVersion, preRegistered, logs, flowlog, apps, configItems, globalProfile, hardware, appStep, firmwareVersion, tpm, tpmShare, tampered, gnss, cellular',
     ]);
   });
 

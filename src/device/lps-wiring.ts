@@ -96,10 +96,12 @@ interface AppOp {
 }
 
 export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
-  readonly agent: LpsAgent;
   readonly cellular: CellularRadios | undefined;
   readonly gnss: GnssReceiver | undefined;
-  private readonly commands: LocalDeviceCommands;
+  /** Made when an LPS is first configured: most devices of most fleets never have one. */
+  private agentObj: LpsAgent | undefined;
+  private commandsObj: LocalDeviceCommands | undefined;
+  private readonly ports: DeviceLpsPorts;
   private readonly appOps = new Map<string, AppOp>();
   /** zedmanager picks up a bumped local counter at its next step. */
   private readonly pickupTimer: DeviceTimer;
@@ -116,25 +118,39 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
   ) {
     const o = host.opts;
     const b = o.behaviour as DeviceBehaviour & DeviceRadioBehaviour;
+    this.ports = ports;
     this.rng = ports.rng;
     this.cellular = createCellular(b.cellular, ports.seed, o.index);
     this.gnss = createGnss(b.gnss, ports.seed, o.index, o.clock.now());
-    this.agent = new LpsAgent({
-      deviceIndex: o.index,
-      clock: o.clock,
-      scheduler: o.scheduler,
-      rng: ports.rng,
-      transportFor: ports.transportFor,
-      view: this,
-      host: this,
-      stats: ports.stats,
-      ...(ports.throttleRule !== undefined ? { throttleRule: ports.throttleRule } : {}),
-      ...(ports.radioTiming !== undefined ? { radio: ports.radioTiming } : {}),
-    });
-    if (b.cellular?.radioSilenceFails !== undefined) this.agent.setRadioFailure(b.cellular.radioSilenceFails);
-    this.commands = new LocalDeviceCommands(this);
     this.pickupTimer = new DeviceTimer(o.scheduler, (at) => host.guard(() => this.pickup(at)));
     this.locationTimer = new DeviceTimer(o.scheduler, (at) => host.guard(() => this.locationTick(at)));
+  }
+
+  /** The device's LPS agent (created on first use). */
+  get agent(): LpsAgent {
+    if (this.agentObj === undefined) {
+      const o = this.host.opts;
+      const p = this.ports;
+      this.agentObj = new LpsAgent({
+        deviceIndex: o.index,
+        clock: o.clock,
+        scheduler: o.scheduler,
+        rng: p.rng,
+        transportFor: p.transportFor,
+        view: this,
+        host: this,
+        stats: p.stats,
+        ...(p.throttleRule !== undefined ? { throttleRule: p.throttleRule } : {}),
+        ...(p.radioTiming !== undefined ? { radio: p.radioTiming } : {}),
+      });
+      const fails = (o.behaviour as DeviceBehaviour & DeviceRadioBehaviour).cellular?.radioSilenceFails;
+      if (fails !== undefined) this.agentObj.setRadioFailure(fails);
+    }
+    return this.agentObj;
+  }
+
+  private get commands(): LocalDeviceCommands {
+    return (this.commandsObj ??= new LocalDeviceCommands(this));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -151,7 +167,8 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
       lpsAppBootInfoIntervalS: timers.lpsAppBootInfoIntervalS,
       locationAppIntervalS: timers.locationAppIntervalS,
     };
-    this.agent.configure(address, token, t);
+    // A device that never had an LPS and is given none needs no agent at all.
+    if (this.agentObj !== undefined || address.trim() !== '' || this.persisted !== undefined) this.agent.configure(address, token, t);
     // A shorter timer.location.cloud.interval pulls in a ZiLocation planned by a longer one.
     if (this.locationTimer.armed) {
       const now = this.host.opts.clock.now();
@@ -167,12 +184,14 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
   /** The device goes down (reboot, power off, stop): only the persisted state survives. */
   halt(): void {
     this.up = false;
-    this.persisted = this.agent.snapshot();
-    this.agent.halt();
+    if (this.agentObj !== undefined) {
+      this.persisted = this.agentObj.snapshot();
+      this.agentObj.halt();
+    }
     this.appOps.clear();
     this.pickupTimer.cancel();
     this.locationTimer.cancel();
-    this.commands.reset();
+    this.commandsObj?.reset();
   }
 
   /** A new boot: the radios start on, the persisted state comes back, interrupted commands resume. */
@@ -194,12 +213,17 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
     }
     if (!app.settled) return;
     this.appOps.delete(app.uuid);
-    this.agent.appCommandDone(app.uuid);
+    this.agentObj?.appCommandDone(app.uuid);
+  }
+
+  /** EVE pushes device state changes to the LPS as well as to the controller (§11.3). */
+  onDeviceStateChanged(): void {
+    this.agentObj?.trigger('lps.devinfo');
   }
 
   onAppRemoved(appUuid: string): void {
     this.appOps.delete(appUuid);
-    this.agent.forgetApp(appUuid);
+    this.agentObj?.forgetApp(appUuid);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -217,7 +241,7 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
 
   /** Gauge state of the radios, undefined without a modem. */
   radioGauge(now: Millis): RadioGaugeState | undefined {
-    return this.cellular === undefined || !this.up ? undefined : radioGaugeState(this.cellular, this.agent.radioSilence.phase, now);
+    return this.cellular === undefined || !this.up ? undefined : radioGaugeState(this.cellular, this.agentObj?.radioSilence.phase ?? 'idle', now);
   }
 
   /** Gauge state of the GNSS fix, undefined without a receiver. */
@@ -311,8 +335,6 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
   }
   setDeviceState(state: info.ZDeviceState, now: Millis): void {
     this.host.setDeviceState(state, now);
-    // EVE pushes device state changes to the LPS as well (§11.3).
-    this.agent.trigger('lps.devinfo');
   }
   powerOff(now: Millis): void {
     this.host.powerOff(now);

@@ -361,7 +361,6 @@ export class VirtualDevice {
     this.rebooting = 'reboot-cmd';
     this.lastRebootReason = 'Reboot from controller';
     this.setDeviceState(info.ZDeviceState.ZDEVICE_STATE_REBOOTING, now);
-    this.lps?.agent.trigger('lps.devinfo');
     this.rebootTimer.at(now + REBOOT_GRACE_MS);
   }
 
@@ -380,11 +379,12 @@ export class VirtualDevice {
   get bootReason(): info.BootReason {
     return this.lastBootReason;
   }
-  /** A device state change, reported in ZInfoDevice.state. */
+  /** A device state change, reported to the controller (ZInfoDevice.state) and the LPS (devinfo). */
   setDeviceState(state: info.ZDeviceState, now: Millis): void {
     if (state === this.devState) return;
     this.devState = state;
     this.publishDeviceInfo(now);
+    this.lps?.onDeviceStateChanged();
   }
   enqueueLocation(key: string, msg: info.ZInfoMsg, now: Millis): void {
     // Periodic location is best effort: discarded on failure, the next one follows (§6.5).

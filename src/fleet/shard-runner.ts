@@ -29,6 +29,7 @@ import { DeltaSender } from './delta-sender.js';
 import { emptyLifecycleCounts, type FleetDelta } from './fleet-delta.js';
 import { FleetLayout } from './fleet-layout.js';
 import { HeapScheduler } from './heap-scheduler.js';
+import { bytesPerDevice, settledMemory, type SettledMemory } from './memory-probe.js';
 import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
@@ -100,6 +101,8 @@ export class ShardRunner {
   private lastDeltaAt = 0;
   private loop: LoopMonitor | undefined;
   private heapUsedPeak = 0;
+  private memoryBefore: SettledMemory | undefined;
+  private memoryAtEnd: SettledMemory | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -136,6 +139,7 @@ export class ShardRunner {
     onProgress?: (done: number, total: number) => void,
   ): Promise<{ devices: FleetDeviceInfo[]; created: number; loaded: number; tpm?: TpmProvisionStats }> {
     const { scenario, stateDir } = this.task;
+    this.memoryBefore = settledMemory();
     const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed });
     const onboardOverride = this.task.target.onboard ? sharedOnboarding(this.task.target.onboard) : undefined;
     const out: FleetDeviceInfo[] = [];
@@ -270,7 +274,13 @@ export class ShardRunner {
       loop,
       inFlightAtEnd,
       ...(drain ? { drain } : {}),
-      memory: { heapUsedPeak: this.heapUsedPeak, rssAtEnd: process.memoryUsage.rss() },
+      memory: {
+        heapUsedPeak: this.heapUsedPeak,
+        rssAtEnd: process.memoryUsage.rss(),
+        ...(this.memoryBefore && this.memoryAtEnd
+          ? { settledBytesPerDevice: bytesPerDevice(this.memoryBefore, this.memoryAtEnd, this.started) }
+          : {}),
+      },
       ...(recordStats ? { record: recordStats } : {}),
     };
   }
@@ -296,6 +306,8 @@ export class ShardRunner {
    */
   private async drainDevices(limitMs: number): Promise<ShardDrainResult> {
     const startedAt = this.clock.now();
+    // Every device that will run is live now: the settled sample for the per-device memory figure.
+    this.memoryAtEnd = settledMemory();
     this.draining = true;
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];

@@ -111,7 +111,12 @@ export interface ShardResult {
   /** The graceful stop after the planned duration; absent when the run was interrupted. */
   drain?: ShardDrainResult;
   /** Peak heap and resident memory seen by this worker, bytes (for per-device memory budgets). */
-  memory: { heapUsedPeak: number; rssAtEnd: number };
+  memory: {
+    heapUsedPeak: number;
+    rssAtEnd: number;
+    /** Live heap + ArrayBuffers per started device after a forced GC (only under --expose-gc). */
+    settledBytesPerDevice?: number;
+  };
   /** --record writer figures, when recording. */
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };
 }

@@ -132,6 +132,15 @@ export function buildMetricsRegistry(agg: FleetAggregate): Registry {
     },
   });
   new Gauge({
+    name: 'evesim_devices_onboarded',
+    help: 'Devices that have reached onboarded at least once, by the controller API of their group (v1, v2)',
+    labelNames: ['api'],
+    registers: [registry],
+    collect() {
+      for (const api of ['v1', 'v2'] as const) this.set({ api }, agg.byApi.onboardedEver(api));
+    },
+  });
+  new Gauge({
     name: 'evesim_queue_backlog',
     help: 'Reliable messages waiting to be delivered, by kind',
     labelNames: ['kind'],

@@ -345,7 +345,7 @@ async function runChecked(
 
     // ---- figures ----
     const undelivered: Record<string, number> = {};
-    const workerHealth: { worker: number; eventLoopLagP99Ms: number }[] = [];
+    const workerHealth: RunSummary['generator']['workers'] = [];
     let workerFailed = false;
     results.forEach((r, workerId) => {
       if (r.status === 'rejected') {
@@ -362,7 +362,12 @@ async function runChecked(
       const res = r.value;
       aggregate.merge(res.finalDelta);
       for (const [k, v] of Object.entries(res.undelivered)) undelivered[k] = (undelivered[k] ?? 0) + v;
-      workerHealth.push({ worker: res.workerId, eventLoopLagP99Ms: round1(res.loop.p99Ms) });
+      workerHealth.push({
+        worker: res.workerId,
+        eventLoopLagP99Ms: round1(res.loop.p99Ms),
+        heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
+        ...(res.memory.settledBytesPerDevice !== undefined ? { settledKiBPerDevice: round1(res.memory.settledBytesPerDevice / 1024) } : {}),
+      });
       if (res.record) {
         err(`evesim: recorded ${res.record.exchanges} exchanges in ${res.record.dir}${res.record.dropped ? ` (${res.record.dropped} dropped)` : ''}\n`);
       }

@@ -26,11 +26,11 @@ export interface ApiGroupDocument {
 
 export type ApiGroupFields = Pick<GroupSpec, 'api' | 'connection' | 'v1ConfigMethod'>;
 
-/** The group's API fields, defaults filled in: v2 shares a pool, v1 always connects per device. */
+/** The group's API fields: v1 always connects per device; v2 shares a pool unless told (absent = shared). */
 export function apiGroupFields(g: ApiGroupDocument): ApiGroupFields {
   const api = g.api ?? 'v2';
   if (api === 'v1') return { api, connection: 'per-device', v1ConfigMethod: g.v1Config === 'get' ? 'GET' : 'POST' };
-  return { api, connection: g.connection ?? 'shared' };
+  return g.connection === undefined ? { api } : { api, connection: g.connection };
 }
 
 /** Rules a schema cannot say. Runs on the plain document, so every access is guarded. */

@@ -65,7 +65,7 @@ export function parseThreshold(source: string): ThresholdSpec {
   if (!stats) {
     throw new Error(
       `unknown threshold subject "${subject}"${didYouMean(subject, Object.keys(THRESHOLD_SUBJECTS))}; ` +
-        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), all, errors, expected, onboarded, devices, undelivered, findings, attestation or attestation_devices`,
+        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), an LPS endpoint (lps.radio, ...), all, errors, expected, onboarded, devices, undelivered, findings, attestation, attestation_devices, lps_command or lps_token`,
     );
   }
   const kind = stats[stat];

@@ -23,9 +23,9 @@ export async function runControllerForeground(opts: ForegroundControllerOptions)
   const { onboardingCaFiles: _a, fleetFile: _b, out: _c, ...rest } = opts;
   const server = await createControllerServer({ ...rest, onboardingCaPems, ...(fleet ? { fleet } : {}) });
   out(`evesim controller listening on ${server.url}  (device API, /api/v2/edgedevice/...)`);
-  if (server.v1Url) out(`controller API v1 on ${server.v1Url}  (mutual TLS, /api/v1/edgedevice/...)`);
   out(`admin API on ${server.adminUrl}  (GET /admin/stats, /admin/devices; PUT /admin/fleet; ...)`);
   out(`root CA for devices: ${server.rootCaPath}`);
+  if (server.v1Url) out(`controller API v1 on ${server.v1Url}  (mutual TLS, /api/v1/edgedevice/...)`);
   if (onboardingCaPems.length === 0) out('warning: no onboarding CA given: every /register is refused (401); only pre-registered devices can onboard');
   await new Promise<void>((resolve) => {
     const stop = () => {
