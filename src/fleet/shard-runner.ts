@@ -30,6 +30,7 @@ import { emptyLifecycleCounts, type FleetDelta } from './fleet-delta.js';
 import { FleetLayout } from './fleet-layout.js';
 import { HeapScheduler } from './heap-scheduler.js';
 import { bytesPerDevice, settledMemory, type SettledMemory } from './memory-probe.js';
+import { warmAllCodecs } from '../protocol/proto-root.js';
 import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
@@ -139,6 +140,8 @@ export class ShardRunner {
     onProgress?: (done: number, total: number) => void,
   ): Promise<{ devices: FleetDeviceInfo[]; created: number; loaded: number; tpm?: TpmProvisionStats }> {
     const { scenario, stateDir } = this.task;
+    // Fixed per-worker costs (codecs) are paid before the baseline, so the figure is per device.
+    warmAllCodecs();
     this.memoryBefore = settledMemory();
     const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed });
     const onboardOverride = this.task.target.onboard ? sharedOnboarding(this.task.target.onboard) : undefined;

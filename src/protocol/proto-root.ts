@@ -77,3 +77,11 @@ export function eveRoot(): protobuf.Root {
   shared ??= loadProtoRoot();
   return shared;
 }
+
+/** Builds every message type's encoder and decoder now rather than on first use (fixed cost, paid once). */
+export function warmAllCodecs(ns: protobuf.NamespaceBase = eveRoot()): void {
+  for (const nested of ns.nestedArray) {
+    if (nested instanceof protobuf.Type) nested.setup();
+    if (nested instanceof protobuf.Namespace) warmAllCodecs(nested);
+  }
+}

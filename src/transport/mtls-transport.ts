@@ -58,7 +58,7 @@ export interface PerDeviceTransportOptions {
   maxBodyBytes?: number;
   /**
    * An idle device connection closes after this (sooner if the server's Keep-Alive header asks).
-   * Default 90 000, Go's idle-connection timeout, which EVE's HTTP client inherits: a device that
+   * Default 90 000, Go's default idle-connection timeout (EVE's client is Go's): a device that
    * talks every minute keeps its connection.
    */
   keepAliveTimeoutMs?: number;

@@ -1,0 +1,61 @@
+// Steady-state fleet benchmark: N devices (default 10,000) of scenarios/steady-state.yaml against the
+// embedded controller on this machine, reporting what the generator costs: live memory per device
+// (after a forced GC, so run with --expose-gc) and the event-loop lag of each worker.
+//
+//   npm run build && node --expose-gc dist/bench/steady-state.js [--devices 10000] [--duration 4m]
+//
+// The embedded controller shares the machine (and its 2 cores) with the generator, so its latency
+// figures are not a controller benchmark; the generator figures are what this measures.
+
+import os from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { runScenario } from '../src/runner/run-scenario.js';
+import { startControllerInThread } from '../src/servers/controller/controller-thread.js';
+import { parseDuration } from '../src/scenario/parse-duration.js';
+import type { RunSummary } from '../src/runner/summary-json.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+const devices = Number(arg('devices', '10000'));
+const durationMs = parseDuration(arg('duration', '4m'));
+const scenarioFile = resolve(arg('scenario', 'scenarios/steady-state.yaml'));
+if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
+  console.error('steady-state: run with node --expose-gc to measure live memory per device');
+}
+const out = mkdtempSync(join(os.tmpdir(), 'evesim-bench-'));
+const summaryFile = join(out, 'summary.json');
+const started = process.hrtime.bigint();
+const { exitCode } = await runScenario({
+  scenarioFile,
+  devices,
+  durationMs,
+  quiet: true,
+  summaryJson: summaryFile,
+  stateDir: resolve('.evesim-state/bench'),
+  startEmbeddedController: startControllerInThread,
+  out: () => {},
+});
+const wallS = Number(process.hrtime.bigint() - started) / 1e9;
+const s = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
+const w = s.generator.workers;
+const lag = Math.max(...w.map((x) => x.eventLoopLagP99Ms));
+const settled = w.map((x) => x.settledKiBPerDevice).filter((x): x is number => x !== undefined);
+const perDevice = settled.length ? Math.max(...settled) : undefined;
+
+const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+console.log(`machine: ${cpu}, ${os.availableParallelism()} cores, Node ${process.version}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`);
+console.log(`run: ${s.devices.total} devices (${s.devices.onboarded} onboarded), ${(durationMs / 1000).toFixed(0)} s + drain, ${wallS.toFixed(0)} s wall, exit ${exitCode}`);
+console.log(`requests: ${s.overall.count} (${s.overall.rate.toFixed(0)}/s), errors ${s.overall.errors}, p50 ${s.overall.p50_ms} ms, p99 ${s.overall.p99_ms} ms (embedded controller on the same cores)`);
+for (const x of w) {
+  console.log(`  worker ${x.worker}: event-loop lag p99 ${x.eventLoopLagP99Ms} ms, heap peak ${x.heapPeakMiB ?? '?'} MiB, live ${x.settledKiBPerDevice ?? '?'} KiB/device`);
+}
+console.log(`generator CPU ${s.generator.cpuPercent}% of the machine (controller thread included)`);
+console.log(
+  `targets: memory ≤ 30 KiB/device: ${perDevice === undefined ? 'not measured (no --expose-gc)' : `${perDevice} KiB ${perDevice <= 30 ? 'PASS' : 'FAIL'}`}; ` +
+    `event-loop lag p99 < 100 ms: ${lag} ms ${lag < 100 ? 'PASS' : 'FAIL'}`,
+);
+console.log(`summary: ${summaryFile}`);
