@@ -41,7 +41,7 @@ describe('scenario errors name file, line, column and field', () => {
     expect(errorsOf(() => loadScenario(`${FIX}/bad-threshold.yaml`))).toEqual([
       `${FIX}/bad-threshold.yaml:7:5: thresholds[1]: unknown threshold subject "confg" (did you mean "config"?); ` +
         'expected an endpoint (ping, certs, register, uuid, attest, config, info, metrics, logs, newlogs, applogs, appnewlogs, flowlog), ' +
-        'all, errors, expected, onboarded, devices, undelivered or findings',
+        'an LPS endpoint (lps.radio, ...), all, errors, expected, onboarded, devices, undelivered, findings, attestation, attestation_devices, lps_command or lps_token',
       `${FIX}/bad-threshold.yaml:8:5: thresholds[2]: config.p99 is a latency: "200" has no unit; expected a duration such as 500ms, 90s, 2m or 1h30m`,
     ]);
   });
@@ -106,7 +106,7 @@ describe('scenario errors name file, line, column and field', () => {
     expect(err.errors[3].message).toBe('group name "kvm" is used twice');
     expect(err.errors[5].message).toBe('is at or after the end of the run (duration 1m)');
     expect(err.errors[6].message).toBe(
-      'unknown action "shutdown"; expected one of maintenance, config-item, app-activate, reboot, controller-epoch',
+      'unknown action "shutdown"; expected one of maintenance, config-item, app-activate, reboot, controller-epoch, local-profile, radio-silence, lps-throttle, app-command, device-command, power-on',
     );
   });
 
