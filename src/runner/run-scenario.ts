@@ -379,7 +379,7 @@ async function runChecked(
       const inFlight = ok.reduce((a, r) => a + r.inFlightAtEnd, 0);
       const busy = ok.map((r) => `w${r.workerId} ${(r.loop.meanUtilisation * 100).toFixed(0)}%`).join(', ');
       err(
-        `evesim: workers: heap peak ${(heap / 2 ** 20).toFixed(1)} MiB (${(heap / 1024 / Math.max(1, total)).toFixed(1)} KiB per device), ` +
+        `evesim: workers: heap peak ${(heap / 2 ** 20).toFixed(1)} MiB (garbage included; bench/steady-state.js measures live memory per device), ` +
           `busy ${busy}, ${inFlight} requests in flight at the end (not counted)\n`,
       );
     }
