@@ -46,7 +46,7 @@ describe('shipped scenarios', () => {
     expect(totalDevices(s)).toBe(10_000);
     expect(s.durationMs).toBe(600_000);
     expect(s.groups.every((g) => Object.keys(g.configItems).length === 0)).toBe(true);
-    expect(s.arrival.ratePerSec).toBeCloseTo(10_000 / 60, 6);
+    expect(s.arrival.ratePerSec).toBeCloseTo(10_000 / 180, 6); // arriving over 3 minutes
   });
 });
 
