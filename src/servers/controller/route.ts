@@ -14,7 +14,8 @@ export interface Route {
 
 const PREFIXES = ['/api/v2/edgedevice/', '/api/v2/edgeDevice/'];
 
-const DEVICE_ACTIONS: Record<string, EndpointKey> = {
+/** Actions of a registered device, under `id/{uuid}/` (v2) or directly after the prefix (v1). */
+export const DEVICE_ACTIONS: Record<string, EndpointKey> = {
   config: 'config',
   attest: 'attest',
   info: 'info',
@@ -24,14 +25,20 @@ const DEVICE_ACTIONS: Record<string, EndpointKey> = {
   flowlog: 'flowlog',
 };
 
-/** The route for method + path, or undefined (→ 404). The query string is ignored. */
-export function matchRoute(method: string, rawPath: string): Route | undefined {
+/** The path segments after one of `prefixes` (query ignored), or undefined when none matches or a segment is empty. */
+export function pathSegments(rawPath: string, prefixes: readonly string[]): string[] | undefined {
   const q = rawPath.indexOf('?');
   const path = q < 0 ? rawPath : rawPath.slice(0, q);
-  const prefix = PREFIXES.find((p) => path.startsWith(p));
+  const prefix = prefixes.find((p) => path.startsWith(p));
   if (!prefix) return undefined;
   const parts = path.slice(prefix.length).split('/');
-  if (parts.some((p) => p.length === 0)) return undefined;
+  return parts.some((p) => p.length === 0) ? undefined : parts;
+}
+
+/** The route for method + path, or undefined (→ 404). */
+export function matchRoute(method: string, rawPath: string): Route | undefined {
+  const parts = pathSegments(rawPath, PREFIXES);
+  if (!parts) return undefined;
 
   if (parts.length === 1) {
     const [action] = parts;

@@ -4,8 +4,7 @@
 // `apps/instances/id/{app}/logs`, `apps/instanceid/id/{app}/newlogs`, `/newlogs` and `/uuid`; and
 // `id/{uuid}/<action>` as the document writes attest (for every device action, like v2).
 
-import type { EndpointKey } from '../../protocol/endpoints.js';
-import type { Route } from './route.js';
+import { DEVICE_ACTIONS, pathSegments, type Route } from './route.js';
 
 export interface V1Route extends Route {
   /** GET /config: the deprecated form that answers the bare EdgeDevConfig. */
@@ -14,25 +13,13 @@ export interface V1Route extends Route {
 
 const PREFIXES = ['/api/v1/edgedevice/', '/api/v1/edgeDevice/'];
 
-/** POST actions of a registered device, with or without `id/{uuid}/` before them. */
-const DEVICE_POSTS: Record<string, EndpointKey> = {
-  config: 'config',
-  attest: 'attest',
-  info: 'info',
-  metrics: 'metrics',
-  logs: 'logs',
-  newlogs: 'newlogs',
-  flowlog: 'flowlog',
-};
+/** POST actions of a registered device, with or without `id/{uuid}/` before them (same as v2's). */
+const DEVICE_POSTS = DEVICE_ACTIONS;
 
-/** The route for method + path, or undefined (→ 404). The query string is ignored. */
+/** The route for method + path, or undefined (→ 404). */
 export function matchV1Route(method: string, rawPath: string): V1Route | undefined {
-  const q = rawPath.indexOf('?');
-  const path = q < 0 ? rawPath : rawPath.slice(0, q);
-  const prefix = PREFIXES.find((p) => path.startsWith(p));
-  if (!prefix) return undefined;
-  const parts = path.slice(prefix.length).split('/');
-  if (parts.some((p) => p.length === 0)) return undefined;
+  const parts = pathSegments(rawPath, PREFIXES);
+  if (!parts) return undefined;
 
   if (parts.length === 1) {
     const [action] = parts as [string];
