@@ -13,7 +13,6 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { TpmProvisionStats } from '../fleet/tpm-provisioning.js';
 import type { MeasuredRun } from './summary-json.js';
 
-
 /** What the run summary carries under `attestation` (the controller's figures at the end). */
 export interface AttestationSummary {
   /** Quote answers by response code name (SUCCESS includes the empty "TPM disabled" quotes). */
@@ -22,14 +21,16 @@ export interface AttestationSummary {
   tpmDisabled: number;
   /** STORE_KEYS answers: SUCCESS, ITOKEN_MISMATCH. */
   storeKeys: Record<string, number>;
-  /** Refused quotes by reason ('template-mismatch', 'bad-signature', 'no-nonce', ...). */
+  /** Refused quotes by reason ('template-mismatch', 'bad-signature', 'no-nonce', ...; quote-verifier.ts names them). */
   failureReasons: Record<string, number>;
   /** Nonces handed out. */
   nonces: number;
   devices: {
-    /** Devices by the answer to their last quote. */
+    /** Devices by the answer to their last quote (devices that never sent a quote are not counted). */
     byLastCode: Record<string, number>;
+    /** Of those whose last answer was SUCCESS, the ones whose quote carried no PCR values. */
     tpmDisabled: number;
+    /** Devices whose TPM reset count changed between two verified quotes (they rebooted and re-attested). */
     tpmReset: number;
   };
 }

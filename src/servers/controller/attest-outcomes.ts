@@ -5,6 +5,7 @@
 
 import { attest } from '../../gen/eve-types.js';
 import type { DeviceRecord } from './device-record.js';
+import type { AttestationSummary } from '../../runner/attestation-outcomes.js';
 
 /** ZAttestResponseCode numbers → the names used in stats, summary and thresholds. */
 export const QUOTE_CODE_NAMES: Readonly<Record<number, string>> = {
@@ -17,26 +18,8 @@ export const QUOTE_CODE_NAMES: Readonly<Record<number, string>> = {
 
 export const quoteCodeName = (code: number): string => QUOTE_CODE_NAMES[code] ?? `CODE_${code}`;
 
-/** The JSON GET /admin/stats carries under `attestation`. */
-export interface AttestOutcomesJson {
-  /** Quote answers by response code name (SUCCESS includes the empty "TPM disabled" quotes). */
-  byCode: Record<string, number>;
-  /** SUCCESS answers to quotes without PCR values (devices without a TPM). */
-  tpmDisabled: number;
-  /** STORE_KEYS answers: SUCCESS, ITOKEN_MISMATCH. */
-  storeKeys: Record<string, number>;
-  /** Refused quotes by reason key (quote-verifier.ts names them). */
-  failureReasons: Record<string, number>;
-  nonces: number;
-  devices: {
-    /** Devices by the answer to their last quote (devices that never sent a quote are not counted). */
-    byLastCode: Record<string, number>;
-    /** Of those whose last answer was SUCCESS, the ones whose quote carried no PCR values. */
-    tpmDisabled: number;
-    /** Devices whose TPM reset count changed between two verified quotes (they rebooted and re-attested). */
-    tpmReset: number;
-  };
-}
+/** The JSON GET /admin/stats carries under `attestation`: the shape the runner's summary reads. */
+export type AttestOutcomesJson = AttestationSummary;
 
 const inc = (m: Map<string, number>, k: string, n = 1) => m.set(k, (m.get(k) ?? 0) + n);
 const sorted = (m: Map<string, number>) => Object.fromEntries([...m].sort((a, b) => a[0].localeCompare(b[0])));

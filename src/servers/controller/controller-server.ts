@@ -13,6 +13,7 @@ import { resolveControllerOptions, type ControllerOptions } from './controller-o
 import type { QuoteVerifier } from './quote-verifier.js';
 import { matchRoute } from './route.js';
 import { createV1Server } from './v1-server.js';
+import { applyListenerTimeouts, replyHandler } from './reply-handler.js';
 
 export interface ControllerServer {
   /** Base URL of the device API, e.g. https://127.0.0.1:41234 */
@@ -34,8 +35,6 @@ export interface ControllerExtras {
   quoteVerifier?: QuoteVerifier;
 }
 
-const KEEP_ALIVE_MS = 120_000;
-
 export async function createControllerServer(opts: ControllerOptions, extras: ControllerExtras = {}): Promise<ControllerServer> {
   const options = resolveControllerOptions(opts);
   const pki = loadOrCreateControllerPki(options.stateDir);
@@ -43,35 +42,14 @@ export async function createControllerServer(opts: ControllerOptions, extras: Co
 
   const api = createHttpsServer(
     { key: pki.tls.keyPem, cert: pki.tls.certPem, minVersion: 'TLSv1.2' },
-    (req, res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let tooBig = false;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > options.maxBodyBytes) tooBig = true;
-        else chunks.push(c);
-      });
-      req.on('end', () => {
-        if (tooBig) {
-          const msg = `body of ${size} bytes is larger than the controller's limit of ${options.maxBodyBytes}\n`;
-          core.stats.record(matchRoute(req.method ?? 'GET', req.url ?? '/')?.endpoint ?? 'unknown', 413, size, msg.length);
-          res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(msg) });
-          res.end(msg);
-          return;
-        }
-        const reply = core.handle(req.method ?? 'GET', req.url ?? '/', Buffer.concat(chunks));
-        const headers: Record<string, string | number> = { 'content-length': reply.body?.length ?? 0 };
-        if (reply.contentType && reply.body && reply.body.length > 0) headers['content-type'] = reply.contentType;
-        res.writeHead(reply.status, headers);
-        res.end(reply.body);
-      });
-      req.on('error', () => res.destroy());
-    },
+    replyHandler({
+      maxBodyBytes: options.maxBodyBytes,
+      handle: (req, body) => core.handle(req.method ?? 'GET', req.url ?? '/', body),
+      onTooLarge: (req, size, answerBytes) =>
+        core.stats.record(matchRoute(req.method ?? 'GET', req.url ?? '/')?.endpoint ?? 'unknown', 413, size, answerBytes),
+    }),
   );
-  api.keepAliveTimeout = KEEP_ALIVE_MS;
-  api.headersTimeout = 60_000;
-  api.requestTimeout = 300_000;
+  applyListenerTimeouts(api);
 
   const admin = createAdminServer(core);
   const v1 = options.apiV1 ? createV1Server(core, options.maxBodyBytes).server : undefined;
