@@ -13,6 +13,7 @@
 //   POST  /admin/certs                       { enabled: boolean }  → /certs answers 404 while false
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readLimitedBody, sendJson } from '../admin-http.js';
 import { threadId } from 'node:worker_threads';
 import { Msg } from '../../protocol/messages.js';
 import { AdminInputError, applyConfigPatch, emptyOverlay, parseConfigPatch } from './config-overlay.js';
@@ -36,12 +37,12 @@ export function createAdminServer(core: ControllerCore): Server {
     readBody(req)
       .then((body) => {
         const { status, json } = route(core, req.method ?? 'GET', req.url ?? '/', body);
-        send(res, status, json);
+        sendJson(res, status, json);
       })
       .catch((e: unknown) => {
-        if (e instanceof AdminHttpError) send(res, e.status, { error: e.message, ...(e.field ? { field: e.field } : {}) });
-        else if (e instanceof AdminInputError) send(res, 400, { error: e.message, field: e.field });
-        else send(res, 500, { error: `internal error: ${(e as Error).message}` });
+        if (e instanceof AdminHttpError) sendJson(res, e.status, { error: e.message, ...(e.field ? { field: e.field } : {}) });
+        else if (e instanceof AdminInputError) sendJson(res, 400, { error: e.message, field: e.field });
+        else sendJson(res, 500, { error: `internal error: ${(e as Error).message}` });
       });
   });
 }
@@ -139,25 +140,6 @@ function parseJson(body: Buffer): unknown {
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_ADMIN_BODY) {
-        reject(new AdminHttpError(413, `body: larger than ${MAX_ADMIN_BODY} bytes`, 'body'));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readLimitedBody(req, MAX_ADMIN_BODY, () => new AdminHttpError(413, `body: larger than ${MAX_ADMIN_BODY} bytes`, 'body'));
 }
 
-function send(res: ServerResponse, status: number, json: unknown): void {
-  const body = JSON.stringify(json);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}

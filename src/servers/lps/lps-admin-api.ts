@@ -16,6 +16,7 @@
 //   GET  /admin/commands[?device=&pending=1]  every command with issuedAt / completedAt (server ms)
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readLimitedBody, sendJson } from '../admin-http.js';
 import { Msg } from '../../protocol/messages.js';
 import type { Codec } from '../../protocol/codec.js';
 import type { LpsDeviceApi } from './lps-device-api.js';
@@ -55,11 +56,11 @@ export function handleAdminRequest(ctx: LpsAdminContext, req: IncomingMessage, r
   readJsonBody(req)
     .then((body) => {
       const { status, json } = route(ctx, req.method ?? 'GET', req.url ?? '/', body);
-      send(res, status, json);
+      sendJson(res, status, json);
     })
     .catch((e: unknown) => {
-      if (e instanceof LpsAdminError) send(res, e.status, { error: e.message, ...(e.field ? { field: e.field } : {}) });
-      else send(res, 500, { error: `internal error: ${(e as Error).message}` });
+      if (e instanceof LpsAdminError) sendJson(res, e.status, { error: e.message, ...(e.field ? { field: e.field } : {}) });
+      else sendJson(res, 500, { error: `internal error: ${(e as Error).message}` });
     });
 }
 
@@ -300,33 +301,13 @@ function ok(json: unknown): { status: number; json: unknown } {
   return { status: 200, json };
 }
 
-function readJsonBody(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_ADMIN_BODY) {
-        reject(new LpsAdminError(413, `admin request body larger than ${MAX_ADMIN_BODY} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (size === 0) return resolve(undefined);
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch (e) {
-        reject(new LpsAdminError(400, `request body is not JSON: ${(e as Error).message}`));
-      }
-    });
-    req.on('error', reject);
-  });
+async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  const body = await readLimitedBody(req, MAX_ADMIN_BODY, () => new LpsAdminError(413, `admin request body larger than ${MAX_ADMIN_BODY} bytes`));
+  if (body.length === 0) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (e) {
+    throw new LpsAdminError(400, `request body is not JSON: ${(e as Error).message}`);
+  }
 }
 
-function send(res: ServerResponse, status: number, json: unknown): void {
-  const body = Buffer.from(JSON.stringify(json));
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
-  res.end(body);
-}
