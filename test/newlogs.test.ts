@@ -19,6 +19,7 @@ import {
   type NewlogsKind,
 } from '../src/protocol/newlogs.js';
 import { goJsonString } from '../src/protocol/go-json.js';
+import { exactBytes } from '../src/protocol/exact-bytes.js';
 
 const DIR = '/work/shared/vectors/newlogs';
 const VECTORS = [
@@ -239,3 +240,22 @@ function randomText(n: number): string {
   while (s.length < n) s += createHash('sha256').update(String(i++)).digest('base64');
   return s.slice(0, n);
 }
+
+describe('memory: what devices keep queued owns its bytes', () => {
+  test('a packed file is not a view into a shared Buffer pool slab', () => {
+    const files = packNewlogsFiles({ kind: 'app', appName: 'a' }, ['{"msg":"one short line"}'], 1);
+    expect(files).toHaveLength(1);
+    const f = files[0]!.bytes;
+    expect(f.byteLength).toBeLessThan(200);
+    expect(f.buffer.byteLength).toBe(f.byteLength);
+  });
+
+  test('exactBytes copies a pooled view and passes an own buffer through', () => {
+    const pooled = Buffer.from('abc'); // small Buffer.from uses the 8 KiB pool
+    expect(pooled.buffer.byteLength).toBeGreaterThan(3);
+    const own = exactBytes(pooled);
+    expect([...own]).toEqual([97, 98, 99]);
+    expect(own.buffer.byteLength).toBe(3);
+    expect(exactBytes(own)).toBe(own);
+  });
+});

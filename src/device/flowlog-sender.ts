@@ -16,6 +16,7 @@ import { buildFlowMessage, type FlowScope } from './flowlog-builder.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from './ports.js';
 import { isDocumentedStatus } from './status-expectations.js';
+import { exactBytes } from '../protocol/exact-bytes.js';
 
 /** Messages kept waiting per device (bounded memory; EVE's channel is similarly small). */
 export const FLOWLOG_QUEUE_LIMIT = 8;
@@ -95,7 +96,7 @@ export class FlowlogSender {
     this.collectTimer.at(now + host.opts.behaviour.flowlogIntervalMs);
     for (const src of host.flowSources()) {
       const msg = buildFlowMessage(src.scope, { flows: src.flowsPerMessage, windowStart: this.windowStart, windowEnd: now }, host.opts.rng);
-      const entry = { bytes: Msg.FlowMessage.encode(msg), flows: msg.flows?.length ?? 0, dns: msg.dnsReqs?.length ?? 0 };
+      const entry = { bytes: exactBytes(Msg.FlowMessage.encode(msg)), flows: msg.flows?.length ?? 0, dns: msg.dnsReqs?.length ?? 0 };
       if (this.pending.length >= FLOWLOG_QUEUE_LIMIT) {
         host.tally.undeliveredFlowlog++;
         host.counters.recordFlowlog({ delivered: false, flows: entry.flows, dnsRequests: entry.dns, dropped: true });

@@ -11,6 +11,7 @@
 // retriable status waits out a per-item backoff; other 4xx drop it for good.
 
 import type { Millis, Rng } from './ports.js';
+import { exactBytes } from '../protocol/exact-bytes.js';
 
 /** What a queued message is; decides send order and endpoint. */
 export type InfoQueueKind =
@@ -199,7 +200,7 @@ export class InfoQueue {
    * the bytes are identical. Kicks a pass.
    */
   enqueue(key: string, kind: InfoQueueKind, bytes: Uint8Array, now: Millis, opts: EnqueueOptions = {}): QueuedItem {
-    bytes = compact(bytes);
+    bytes = exactBytes(bytes);
     if (this.items.length === 0) this.startTimer(now);
     this.stats.enqueued++;
     const idx = this.indexOf(key);
@@ -431,15 +432,6 @@ export class InfoQueue {
   get timerDueAt(): Millis | undefined {
     return this.timerAt;
   }
-}
-
-/**
- * A view into a larger buffer (protobufjs output is a slice of Node's 8 KiB Buffer pool) would keep
- * the whole slab alive while the item waits; measured 2.7 KiB retained per 688-byte ZiDevice.
- * Copy such views into an exact-size buffer.
- */
-function compact(bytes: Uint8Array): Uint8Array {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -26,6 +26,7 @@ import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogGenerat
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from './ports.js';
 import { isDocumentedStatus } from './status-expectations.js';
+import { exactBytes } from '../protocol/exact-bytes.js';
 
 /** Compressed log bytes a device keeps waiting for upload (EVE keeps them on disk; we are in memory). */
 export const LOG_BACKLOG_LIMIT_BYTES = 32 * 1024;
@@ -257,7 +258,7 @@ export class LogUploader {
     const packed = host.opts.behaviour.logFormat === 'legacy' ? this.packLegacy(entries, now, app) : this.packNewlogs(entries, now, app);
     const target = app ? this.appFiles : this.deviceFiles;
     for (const p of packed) {
-      const file: LogFile = { bytes: p.bytes, lines: p.lines, createdAt: now, refusals: 0 };
+      const file: LogFile = { bytes: exactBytes(p.bytes), lines: p.lines, createdAt: now, refusals: 0 };
       if (app) file.appUuid = app.uuid;
       target.push(file);
       this.backlogBytes += p.bytes.length;

@@ -134,7 +134,8 @@ function joinLines(lines: readonly string[], from: number, to: number): string {
 
 function gzipWithHeader(header: Uint8Array, body: Buffer): Uint8Array {
   const deflated = deflateRawSync(body, { level: 9 });
-  const out = Buffer.allocUnsafe(header.length + deflated.length + 8);
+  // Not from the shared pool: the file may wait on its device for minutes (exact-bytes.ts).
+  const out = Buffer.allocUnsafeSlow(header.length + deflated.length + 8);
   out.set(header, 0);
   out.set(deflated, header.length);
   out.writeUInt32LE(crc32(body) >>> 0, header.length + deflated.length);
