@@ -272,6 +272,30 @@ describe('metrics builder', () => {
     lastProcessedConfig: now - 2000,
   });
 
+  it('keeps urlMetrics per URL, in first-use order, across many URLs', () => {
+    const rng = SeededRng.create(1, 42, 'metrics');
+    const counters = new DeviceCounters(rng, HW, T0);
+    const urls = Array.from({ length: 11 }, (_, i) => `/api/v2/edgeDevice/id/${DEV}/ep${i}`);
+    // URL i gets i+1 successes of 100·(i+1) bytes, interleaved so slots grow while counting.
+    for (let round = 0; round < 11; round++) {
+      for (let i = round; i < 11; i++) {
+        counters.recordRequest({ url: urls[i]!, reqBytes: 100 * (i + 1), respBytes: 7, success: true, latencyMs: 2, at: T0 + round });
+      }
+    }
+    counters.recordRequest({ url: urls[3]!, reqBytes: 50, respBytes: 0, success: false, latencyMs: 0, at: T0 + 20 });
+    const now = T0 + 60_000;
+    const z = roundTrip(Msg.ZMetricMsg, counters.build(input(now), now, rng)).dm!.zedcloud![0]!;
+    expect(z.urlMetrics!.map((u) => u.url)).toEqual(urls);
+    z.urlMetrics!.forEach((u, i) => {
+      expect(u.sentMsgCount).toBe(i + 1);
+      expect(u.sentByteCount).toBe((i + 1) * 100 * (i + 1));
+      expect(u.recvByteCount).toBe(7 * (i + 1));
+      expect(u.tryMsgCount ?? 0).toBe(i === 3 ? 1 : 0);
+    });
+    expect(counters.urlCounter(urls[10]!, 'sentMsg')).toBe(11);
+    expect(counters.urlCounter('/never', 'sentMsg')).toBeUndefined();
+  });
+
   it('encodes dm and am, with upTime as a 1970 timestamp', () => {
     const rng = SeededRng.create(1, 42, 'metrics');
     const counters = new DeviceCounters(rng, HW, T0);

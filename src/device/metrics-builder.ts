@@ -128,7 +128,10 @@ const PERSIST_SHARE = 0.92;
 export class DeviceCounters {
   private readonly c = new Float64Array(D.size);
   private apps: Map<string, Float64Array> | undefined;
-  private urls: Map<string, Float64Array> | undefined;
+  /** Per-URL counters (zedcloud urlMetrics): the URL's slot, and all slots in one array (U.size
+   *  numbers each), because a typed array per URL cost ~300 bytes a URL across ~10 URLs a device. */
+  private urlSlots: Map<string, number> | undefined;
+  private urlCounts: Float64Array | undefined;
 
   /** Picks this device's activity levels (once) and starts counting at `bootTime`. */
   constructor(rng: Rng, hardware: { storageMB: number }, bootTime: Millis) {
@@ -212,29 +215,25 @@ export class DeviceCounters {
       c[D.zcAuthFail]++;
       return;
     }
-    this.urls ??= new Map();
-    let u = this.urls.get(r.url);
-    if (!u) {
-      u = new Float64Array(U.size);
-      this.urls.set(r.url, u);
-    }
+    const o = this.urlSlot(r.url);
+    const a = this.urlCounts!;
     if (r.success) {
       c[D.zcSuccess]++;
       c[D.zcLastSuccess] = r.at;
-      u[U.sentMsg]++;
-      u[U.sentB] += r.reqBytes;
-      u[U.recvMsg]++;
-      u[U.recvB] += r.respBytes;
-      u[U.timeMs] += Math.round(r.latencyMs);
-      if (r.resumed) u[U.resume]++;
+      a[o + U.sentMsg]++;
+      a[o + U.sentB] += r.reqBytes;
+      a[o + U.recvMsg]++;
+      a[o + U.recvB] += r.respBytes;
+      a[o + U.timeMs] += Math.round(r.latencyMs);
+      if (r.resumed) a[o + U.resume]++;
     } else {
       c[D.zcFailure]++;
       c[D.zcLastFailure] = r.at;
-      u[U.tryMsg]++;
-      u[U.tryB] += r.reqBytes;
+      a[o + U.tryMsg]++;
+      a[o + U.tryB] += r.reqBytes;
       if (r.respBytes !== 0) {
-        u[U.recvMsg]++;
-        u[U.recvB] += r.respBytes;
+        a[o + U.recvMsg]++;
+        a[o + U.recvB] += r.respBytes;
       }
     }
   }
@@ -295,7 +294,26 @@ export class DeviceCounters {
     return this.apps?.get(uuid)?.[A[name]];
   }
   urlCounter(url: string, name: keyof typeof U): number | undefined {
-    return this.urls?.get(url)?.[U[name]];
+    const slot = this.urlSlots?.get(url);
+    return slot === undefined ? undefined : this.urlCounts![slot * U.size + U[name]];
+  }
+
+  /** Where the counters of `url` start in urlCounts (a slot is added on first use). */
+  private urlSlot(url: string): number {
+    this.urlSlots ??= new Map();
+    let slot = this.urlSlots.get(url);
+    if (slot === undefined) {
+      slot = this.urlSlots.size;
+      this.urlSlots.set(url, slot);
+      const need = (slot + 1) * U.size;
+      if (!this.urlCounts || this.urlCounts.length < need) {
+        // Grown a slot at a time: a device uses about ten URLs, added once each.
+        const grown = new Float64Array(need);
+        if (this.urlCounts) grown.set(this.urlCounts);
+        this.urlCounts = grown;
+      }
+    }
+    return slot * U.size;
   }
 
   // --- building -------------------------------------------------------------------------------
@@ -381,18 +399,22 @@ export class DeviceCounters {
     };
     if (c[D.zcLastFailure]) z.lastFailure = toTimestamp(c[D.zcLastFailure]!);
     if (c[D.zcLastSuccess]) z.lastSuccess = toTimestamp(c[D.zcLastSuccess]!);
-    if (this.urls?.size) {
-      z.urlMetrics = [...this.urls].map(([url, u]) => ({
-        url,
-        tryMsgCount: u[U.tryMsg],
-        tryByteCount: u[U.tryB],
-        sentMsgCount: u[U.sentMsg],
-        sentByteCount: u[U.sentB],
-        recvMsgCount: u[U.recvMsg],
-        recvByteCount: u[U.recvB],
-        total_time_spent: u[U.timeMs],
-        sess_resume_count: u[U.resume],
-      }));
+    if (this.urlSlots?.size) {
+      const a = this.urlCounts!;
+      z.urlMetrics = [...this.urlSlots].map(([url, slot]) => {
+        const o = slot * U.size;
+        return {
+          url,
+          tryMsgCount: a[o + U.tryMsg],
+          tryByteCount: a[o + U.tryB],
+          sentMsgCount: a[o + U.sentMsg],
+          sentByteCount: a[o + U.sentB],
+          recvMsgCount: a[o + U.recvMsg],
+          recvByteCount: a[o + U.recvB],
+          total_time_spent: a[o + U.timeMs],
+          sess_resume_count: a[o + U.resume],
+        };
+      });
     }
     return z;
   }
