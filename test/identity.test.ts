@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { hardwareSerial, softSerial } from '../src/identity/serials.js';
 import { loadOrCreateControllerPki } from '../src/identity/controller-pki.js';
-import { createDeviceIdentity } from '../src/identity/device-identity.js';
+import { createDeviceIdentity, sharedOnboarding } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import { senderCertHash, toHex } from '../src/protocol/cert-hash.js';
 import { certificateDer } from '../src/protocol/pem.js';
@@ -110,6 +110,31 @@ describe('device certificate exactly as EVE makes it (§2.4)', () => {
     expect(toHex(dev.deviceCertHash)).toBe(toHex(senderCertHash(new Uint8Array(cert.raw))));
     expect(toHex(dev.onboardCertHash)).toBe(toHex(senderCertHash(certificateDer(dev.onboardCertPem))));
     expect(Buffer.from(dev.onboardCertB64Pem).toString()).toBe(Buffer.from(dev.onboardCertPem).toString('base64'));
+  });
+
+  test('what a worker keeps per device: PEM texts, device key and hash; the rest derived on use', () => {
+    // Own fields only: no DER copies, no base64 of the onboarding PEM, no onboarding key object.
+    const own = Object.keys(dev).filter((k) => !['keys', 'jwks', 'where', 'shared'].includes(k));
+    expect(own.sort()).toEqual(
+      ['attestCertPem', 'deviceCertHash', 'deviceCertPem', 'deviceKey', 'ecdhCertPem', 'index', 'onboardCertPem', 'serial', 'softSerial'].sort(),
+    );
+    expect(dev.deviceCertHash.buffer.byteLength).toBe(32);
+    // Keys imported on first use are kept, not imported again.
+    expect(dev.attestKey).toBe(dev.attestKey);
+    expect(dev.ecdhKey).not.toBe(dev.attestKey);
+    // Certificate PEMs are flat strings of 64-column lines (derToPem joins instead of concatenating).
+    expect(dev.deviceCertPem.split('\n').slice(1, -3).every((l) => l.length === 64)).toBe(true);
+  });
+
+  test('a shared onboarding certificate (a real controller\'s) replaces the device\'s own', () => {
+    const other = FleetIdentityStore.open({ seed: 'shared-onboarding', now: () => NOW }).device(3);
+    const own = createDeviceIdentity(createFleetCa('x', NOW), 'x', 1, NOW).identity;
+    own.useSharedOnboarding(sharedOnboarding(other.onboardCertPem, other.onboardKey));
+    expect(own.onboardCertPem).toBe(other.onboardCertPem);
+    expect(own.onboardKey).toBe(other.onboardKey);
+    expect(toHex(own.onboardCertHash)).toBe(toHex(other.onboardCertHash));
+    expect(Buffer.from(own.onboardCertB64Pem).toString()).toBe(Buffer.from(other.onboardCertPem).toString('base64'));
+    expect(own.deviceCertPem).not.toBe(other.deviceCertPem);
   });
 });
 

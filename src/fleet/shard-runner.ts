@@ -18,9 +18,7 @@ import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/seeded-rng.js';
 import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
-import type { DeviceIdentityMaterial } from '../identity/device-identity.js';
-import { senderCertHash } from '../protocol/cert-hash.js';
-import { certificateDer } from '../protocol/pem.js';
+import { sharedOnboarding } from '../identity/device-identity.js';
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
@@ -29,7 +27,7 @@ import { DeltaSender } from './delta-sender.js';
 import { emptyLifecycleCounts, type FleetDelta } from './fleet-delta.js';
 import { FleetLayout } from './fleet-layout.js';
 import { HeapScheduler } from './heap-scheduler.js';
-import { bytesPerDevice, settledMemory, type SettledMemory } from './memory-probe.js';
+import { bytesPerDevice, settledMemory, writeHeapSnapshotIfAsked, type SettledMemory } from './memory-probe.js';
 import { warmAllCodecs } from '../protocol/proto-root.js';
 import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
@@ -144,13 +142,16 @@ export class ShardRunner {
     warmAllCodecs();
     this.memoryBefore = settledMemory();
     const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed });
-    const onboardOverride = this.task.target.onboard ? sharedOnboarding(this.task.target.onboard) : undefined;
+    // A real controller's onboarding certificate is shared by all devices (as one EVE installer
+    // image carries one): its key object and hashes are made once per worker, not per device.
+    const onboard = this.task.target.onboard;
+    const sharedOnboard = onboard ? sharedOnboarding(onboard.certPem, createPrivateKey(onboard.keyPem)) : undefined;
     const out: FleetDeviceInfo[] = [];
     const n = this.size;
     for (let local = 0; local < n; local++) {
       const index = this.indexOf(local);
-      let id: DeviceIdentity = store.device(index);
-      if (onboardOverride) id = { ...id, ...onboardOverride };
+      const id = store.device(index);
+      if (sharedOnboard) id.useSharedOnboarding(sharedOnboard);
       this.identities.push(id);
       const group = this.layout.groups[this.layout.groupOf(index)]!;
       const info: FleetDeviceInfo = { index, serial: id.serial, group: group.name };
@@ -311,6 +312,7 @@ export class ShardRunner {
     const startedAt = this.clock.now();
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
+    writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];
@@ -505,21 +507,6 @@ export class ShardRunner {
     this.lastDeltaAt = now;
     return delta;
   }
-}
-
-/**
- * A real controller's onboarding certificate, shared by all devices (as one EVE installer image
- * carries one): the key object and hashes are made once per worker, not per device.
- */
-function sharedOnboarding(files: { certPem: string; keyPem: string }): Partial<DeviceIdentityMaterial> {
-  const der = certificateDer(files.certPem, 'onboarding certificate');
-  return {
-    onboardCertPem: files.certPem,
-    onboardKey: createPrivateKey(files.keyPem),
-    onboardCertDer: der,
-    onboardCertHash: senderCertHash(der),
-    onboardCertB64Pem: new Uint8Array(Buffer.from(Buffer.from(files.certPem, 'utf8').toString('base64'), 'latin1')),
-  };
 }
 
 /** Reads the onboarding files named by an external target (runner side; errors name the file). */

@@ -12,6 +12,8 @@ import { hardwareSerial, softSerial } from './serials.js';
 
 /** DeviceIdentity plus what envelopes and attestation need, computed once per device. */
 export interface DeviceIdentityMaterial extends DeviceIdentity {
+  /** Uses a fleet-wide onboarding certificate and key (a real controller's) instead of the device's own. */
+  useSharedOnboarding(shared: SharedOnboarding): void;
   index: number;
   /** Soft attestation (quote) key and ECDH key, the private halves of attestCertPem / ecdhCertPem. */
   attestKey: KeyObject;
@@ -73,14 +75,9 @@ export function createDeviceIdentity(
     ecdhCertPem: ecdhCert.pem,
     ecdhKey: privateKeyToJwk(ecdh.privateKey),
   };
-  const identity = assemble(stored, {
-    onboardKey: onboard.privateKey,
-    deviceKey: device.privateKey,
-    attestKey: attest.privateKey,
-    ecdhKey: ecdh.privateKey,
-    onboardCertDer: onboardCert.der,
-    deviceCertDer: deviceCert.der,
-  });
+  // Only the device key (used on every request) is kept as a key object; the others are imported
+  // from the stored JWK on first use, exactly as for an identity loaded from the state directory.
+  const identity = new DeviceIdentityRecord(stored, device.privateKey, deviceCert.der, 'new device identity');
   return { identity, stored };
 }
 
@@ -94,16 +91,8 @@ export function identityFromStored(raw: unknown, where: string): DeviceIdentityM
   if (typeof s.index !== 'number') throw new Error(`${where}: field index missing`);
   const stored = s as StoredDeviceIdentity;
   for (const field of ['onboardKey', 'attestKey', 'ecdhKey'] as const) checkJwkShape(stored[field], `${where} ${field}`);
-  // Importing a JWK costs 0.15–0.3 ms; only the device key is needed on every request, the others
-  // (register once, attestation, ECDH) are imported on first use.
-  return assemble(stored, {
-    onboardKey: () => privateKeyFromJwk(stored.onboardKey, `${where} onboardKey`),
-    deviceKey: privateKeyFromJwk(stored.deviceKey, `${where} deviceKey`),
-    attestKey: () => privateKeyFromJwk(stored.attestKey, `${where} attestKey`),
-    ecdhKey: () => privateKeyFromJwk(stored.ecdhKey, `${where} ecdhKey`),
-    onboardCertDer: certificateDer(stored.onboardCertPem, `${where} onboardCertPem`),
-    deviceCertDer: certificateDer(stored.deviceCertPem, `${where} deviceCertPem`),
-  });
+  const deviceKey = privateKeyFromJwk(stored.deviceKey, `${where} deviceKey`);
+  return new DeviceIdentityRecord(stored, deviceKey, certificateDer(stored.deviceCertPem, `${where} deviceCertPem`), where);
 }
 
 function checkJwkShape(jwk: unknown, where: string): void {
@@ -113,46 +102,87 @@ function checkJwkShape(jwk: unknown, where: string): void {
   }
 }
 
-type KeySource = KeyObject | (() => KeyObject);
+/**
+ * A device identity as a worker holds it for the whole run, thousands of times over, so it keeps
+ * little: the PEM texts, the device key and the hash of its certificate (both used on every
+ * request). Everything else is derived when asked (prototype getters cost nothing per device):
+ * the onboarding DER, hash and base64 (used by register, once), and the onboarding, attestation
+ * and ECDH keys, imported from their stored JWK on first use (0.15–0.3 ms each) and kept.
+ */
+class DeviceIdentityRecord implements DeviceIdentityMaterial {
+  readonly index: number;
+  readonly serial: string;
+  readonly softSerial: string;
+  onboardCertPem: string;
+  readonly deviceCertPem: string;
+  readonly attestCertPem: string;
+  readonly ecdhCertPem: string;
+  readonly deviceKey: KeyObject;
+  readonly deviceCertHash: Uint8Array;
+  private readonly jwks: Pick<StoredDeviceIdentity, 'onboardKey' | 'attestKey' | 'ecdhKey'>;
+  private readonly where: string;
+  private keys: { onboard?: KeyObject; attest?: KeyObject; ecdh?: KeyObject } | undefined;
+  private shared: SharedOnboarding | undefined;
 
-/** Defines `name` on `target` as the key itself, or as a getter importing it once on first use. */
-function defineKey(target: object, name: string, source: KeySource): void {
-  if (typeof source !== 'function') {
-    Object.defineProperty(target, name, { value: source, enumerable: true });
-    return;
+  constructor(s: StoredDeviceIdentity, deviceKey: KeyObject, deviceCertDer: Uint8Array, where: string) {
+    this.index = s.index;
+    this.serial = s.serial;
+    this.softSerial = s.softSerial;
+    this.onboardCertPem = s.onboardCertPem;
+    this.deviceCertPem = s.deviceCertPem;
+    this.attestCertPem = s.attestCertPem;
+    this.ecdhCertPem = s.ecdhCertPem;
+    this.deviceKey = deviceKey;
+    this.deviceCertHash = new Uint8Array(senderCertHash(deviceCertDer));
+    this.jwks = { onboardKey: s.onboardKey, attestKey: s.attestKey, ecdhKey: s.ecdhKey };
+    this.where = where;
   }
-  let key: KeyObject | undefined;
-  Object.defineProperty(target, name, { enumerable: true, get: () => (key ??= source()) });
+
+  /** Uses an onboarding certificate shared by the whole fleet (a real controller's) instead of the device's own. */
+  useSharedOnboarding(shared: SharedOnboarding): void {
+    this.shared = shared;
+    this.onboardCertPem = shared.certPem;
+  }
+
+  get onboardKey(): KeyObject {
+    if (this.shared) return this.shared.key;
+    return ((this.keys ??= {}).onboard ??= privateKeyFromJwk(this.jwks.onboardKey, `${this.where} onboardKey`));
+  }
+  get attestKey(): KeyObject {
+    return ((this.keys ??= {}).attest ??= privateKeyFromJwk(this.jwks.attestKey, `${this.where} attestKey`));
+  }
+  get ecdhKey(): KeyObject {
+    return ((this.keys ??= {}).ecdh ??= privateKeyFromJwk(this.jwks.ecdhKey, `${this.where} ecdhKey`));
+  }
+  get onboardCertDer(): Uint8Array {
+    return this.shared?.der ?? certificateDer(this.onboardCertPem, `${this.where} onboardCertPem`);
+  }
+  get deviceCertDer(): Uint8Array {
+    return certificateDer(this.deviceCertPem, `${this.where} deviceCertPem`);
+  }
+  get onboardCertHash(): Uint8Array {
+    return this.shared?.hash ?? senderCertHash(this.onboardCertDer);
+  }
+  get onboardCertB64Pem(): Uint8Array {
+    return this.shared?.b64Pem ?? base64PemBytes(this.onboardCertPem);
+  }
 }
 
-function assemble(
-  s: StoredDeviceIdentity,
-  k: {
-    onboardKey: KeySource;
-    deviceKey: KeyObject;
-    attestKey: KeySource;
-    ecdhKey: KeySource;
-    onboardCertDer: Uint8Array;
-    deviceCertDer: Uint8Array;
-  },
-): DeviceIdentityMaterial {
-  const identity = {
-    index: s.index,
-    serial: s.serial,
-    softSerial: s.softSerial,
-    onboardCertPem: s.onboardCertPem,
-    deviceCertPem: s.deviceCertPem,
-    deviceKey: k.deviceKey,
-    attestCertPem: s.attestCertPem,
-    ecdhCertPem: s.ecdhCertPem,
-    onboardCertDer: k.onboardCertDer,
-    deviceCertDer: k.deviceCertDer,
-    onboardCertHash: senderCertHash(k.onboardCertDer),
-    deviceCertHash: senderCertHash(k.deviceCertDer),
-    onboardCertB64Pem: new Uint8Array(Buffer.from(Buffer.from(s.onboardCertPem, 'utf8').toString('base64'), 'latin1')),
-  };
-  defineKey(identity, 'onboardKey', k.onboardKey);
-  defineKey(identity, 'attestKey', k.attestKey);
-  defineKey(identity, 'ecdhKey', k.ecdhKey);
-  return identity as DeviceIdentityMaterial;
+/** A real controller's onboarding certificate and key, shared by every device of a worker (as one EVE installer image carries one). */
+export interface SharedOnboarding {
+  certPem: string;
+  key: KeyObject;
+  der: Uint8Array;
+  hash: Uint8Array;
+  b64Pem: Uint8Array;
+}
+
+export function sharedOnboarding(certPem: string, key: KeyObject): SharedOnboarding {
+  const der = certificateDer(certPem, 'onboarding certificate');
+  return { certPem, key, der, hash: senderCertHash(der), b64Pem: base64PemBytes(certPem) };
+}
+
+/** AuthContainer.senderCert of register: the bytes of base64(onboarding PEM file text). */
+function base64PemBytes(pem: string): Uint8Array {
+  return new Uint8Array(Buffer.from(Buffer.from(pem, 'utf8').toString('base64'), 'latin1'));
 }

@@ -38,7 +38,10 @@ export function certificateDer(pem: string | Uint8Array, what = 'certificate'): 
 /** PEM file text for DER bytes: 64-column base64 lines and a final newline, like files EVE writes. */
 export function derToPem(der: Uint8Array, type = 'CERTIFICATE'): string {
   const b64 = Buffer.from(der).toString('base64');
-  let body = '';
-  for (let i = 0; i < b64.length; i += 64) body += b64.slice(i, i + 64) + '\n';
-  return `-----BEGIN ${type}-----\n${body}-----END ${type}-----\n`;
+  // Joined, not concatenated: a string built with += is a tree of slices that costs twice its text
+  // for as long as it is kept (certificates are kept per device for the whole run).
+  const lines = [`-----BEGIN ${type}-----`];
+  for (let i = 0; i < b64.length; i += 64) lines.push(b64.slice(i, i + 64));
+  lines.push(`-----END ${type}-----`, '');
+  return lines.join('\n');
 }
