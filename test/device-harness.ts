@@ -12,7 +12,7 @@ import { createControllerPki, type ControllerPki } from '../src/identity/control
 import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import type { DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOptions } from '../src/device/device-options.js';
-import { TransportError, type Clock, type Millis, type Scheduler, type TimerHandle, type Transport, type TransportRequest, type TransportResponse } from '../src/device/ports.js';
+import { TransportError, wake, type WakeTarget, type Clock, type Millis, type Scheduler, type TimerHandle, type Transport, type TransportRequest, type TransportResponse } from '../src/device/ports.js';
 import { SeededRng } from '../src/device/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 
@@ -44,8 +44,8 @@ export class FakeTime implements Clock, Scheduler {
     return this.t;
   }
 
-  at(at: Millis, fn: (dueAt: Millis) => void): TimerHandle {
-    const w: Wakeup = { at, seq: this.seq++, id: this.nextId++, fn };
+  at(at: Millis, target: WakeTarget): TimerHandle {
+    const w: Wakeup = { at, seq: this.seq++, id: this.nextId++, fn: (dueAt) => wake(target, dueAt) };
     this.heap.push(w);
     this.up(this.heap.length - 1);
     return w.id;

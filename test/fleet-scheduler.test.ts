@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
+import { DeviceTimer } from '../src/device/device-timer.js';
 
 function fakeClock(start = 0) {
   const c = { t: start, now: () => c.t };
@@ -20,6 +21,27 @@ describe('HeapScheduler', () => {
     expect(fired).toEqual(['a@10']);
     expect(s.runDue(100)).toBe(4);
     expect(fired).toEqual(['a@10', 'b1@20', 'b2@20', 'b3@20', 'c@30']);
+    expect(s.pending).toBe(0);
+  });
+
+  it('wakes objects through their wake() method, in order with functions; DeviceTimer re-arms itself', () => {
+    const clock = fakeClock();
+    const s = new HeapScheduler(clock);
+    const fired: string[] = [];
+    const target = { wake: (d: number) => fired.push(`obj@${d}`) };
+    s.at(20, target);
+    s.at(10, (d) => fired.push(`fn@${d}`));
+    const timer = new DeviceTimer(s, (d) => {
+      fired.push(`timer@${d}`);
+      if (d < 40) timer.at(d + 10);
+    });
+    timer.at(15);
+    timer.at(25); // re-arming replaces the earlier wake-up
+    expect(timer.dueAt).toBe(25);
+    s.runDue(100);
+    expect(fired).toEqual(['fn@10', 'obj@20', 'timer@25', 'timer@35', 'timer@45']);
+    expect(timer.armed).toBe(false);
+    expect(Number.isNaN(timer.dueAt)).toBe(true);
     expect(s.pending).toBe(0);
   });
 

@@ -2,7 +2,7 @@
 // function (or from an embedded LPS's request handler, in process).
 
 import type { Clock, Millis, Scheduler, TimerHandle, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
-import { TransportError } from '../src/device/ports.js';
+import { TransportError, wake, type WakeTarget } from '../src/device/ports.js';
 
 export class ManualClock implements Clock {
   t = 0;
@@ -23,9 +23,9 @@ export class ManualScheduler implements Scheduler {
   private seq = 0;
   constructor(readonly clock: ManualClock) {}
 
-  at(at: Millis, fn: (dueAt: Millis) => void): TimerHandle {
+  at(at: Millis, target: WakeTarget): TimerHandle {
     const id = this.nextId++;
-    this.entries.set(id, { at, seq: this.seq++, fn });
+    this.entries.set(id, { at, seq: this.seq++, fn: (dueAt) => wake(target, dueAt) });
     return id;
   }
 

@@ -6,9 +6,8 @@
 // (already fired or cancelled, slot reused) cancels nothing. Entries due at the same time fire in
 // the order they were scheduled, so a seeded run replays the same way.
 
-import type { Clock, Millis, Scheduler, TimerHandle } from '../device/ports.js';
+import { wake, type Clock, type Millis, type Scheduler, type TimerHandle, type WakeTarget } from '../device/ports.js';
 
-type WakeFn = (dueAt: Millis) => void;
 
 /** 2^22 slots: more than four million pending wake-ups per worker. */
 const SLOT_BITS = 22;
@@ -30,7 +29,7 @@ export class HeapScheduler implements Scheduler {
   private seqs: Float64Array;
   private gen: Uint32Array;
   private pos: Int32Array; // index in heap, -1 when free
-  private fns: (WakeFn | undefined)[] = [];
+  private fns: (WakeTarget | undefined)[] = [];
   private freeSlots: number[] = [];
   private slotCount = 0;
 
@@ -79,7 +78,7 @@ export class HeapScheduler implements Scheduler {
     return this.size === 0 ? Infinity : this.dueTimes[this.heap[0]!]!;
   }
 
-  at(at: Millis, fn: WakeFn): TimerHandle {
+  at(at: Millis, fn: WakeTarget): TimerHandle {
     if (!Number.isFinite(at)) throw new Error(`Scheduler.at: due time must be finite, got ${at}`);
     const slot = this.allocSlot();
     this.dueTimes[slot] = at;
@@ -118,7 +117,7 @@ export class HeapScheduler implements Scheduler {
       n++;
       this.fired++;
       try {
-        fn(dueAt);
+        wake(fn, dueAt);
       } catch (err) {
         this.onError(err);
       }

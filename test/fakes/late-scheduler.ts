@@ -2,7 +2,7 @@
 // time it was due — what a busy generator's scheduler does. Tests use it to check that lateness
 // shows up as latency instead of disappearing.
 
-import type { Millis, Scheduler, TimerHandle } from '../../src/device/ports.js';
+import { wake, type Millis, type Scheduler, type TimerHandle, type WakeTarget } from '../../src/device/ports.js';
 import type { FakeTime } from '../device-harness.js';
 
 export class LateScheduler implements Scheduler {
@@ -11,8 +11,8 @@ export class LateScheduler implements Scheduler {
     private readonly lagMs: Millis,
   ) {}
 
-  at(at: Millis, fn: (dueAt: Millis) => void): TimerHandle {
-    return this.time.at(at + this.lagMs, () => fn(at));
+  at(at: Millis, target: WakeTarget): TimerHandle {
+    return this.time.at(at + this.lagMs, () => wake(target, at));
   }
 
   cancel(handle: TimerHandle): void {
