@@ -3,6 +3,9 @@
 // needs `node --expose-gc` (the benchmark runs that way); without it the probe returns undefined
 // and only the peak is reported.
 
+import { writeHeapSnapshot } from 'node:v8';
+import { join } from 'node:path';
+
 export interface SettledMemory {
   heapUsed: number;
   arrayBuffers: number;
@@ -21,4 +24,14 @@ export function settledMemory(): SettledMemory | undefined {
 export function bytesPerDevice(before: SettledMemory, after: SettledMemory, devices: number): number {
   const grown = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
   return devices > 0 ? grown / devices : 0;
+}
+
+/**
+ * With EVESIM_HEAP_SNAPSHOT=DIR, writes DIR/worker-N.heapsnapshot at the settled sample, for
+ * bench/heap-breakdown.ts to say which objects the per-device figure is made of.
+ */
+export function writeHeapSnapshotIfAsked(workerId: number): string | undefined {
+  const dir = process.env.EVESIM_HEAP_SNAPSHOT;
+  if (!dir) return undefined;
+  return writeHeapSnapshot(join(dir, `worker-${workerId}.heapsnapshot`));
 }
