@@ -58,6 +58,18 @@ describe('loadScenario overrides', () => {
     expect(longer.timeline[0].atMs).toBe(30_000);
   });
 
+  it('--arrival-over spreads the devices over the new window, whatever the file said', () => {
+    // smoke: 50 devices `over: 10s`; steady-state: 10,000 `over: 3m`; storm: all at once or a rate.
+    expect(loadScenario('scenarios/smoke.yaml', { arrivalOverMs: 25_000 }).arrival).toEqual({ model: 'uniform', ratePerSec: 2 });
+    const steady = loadScenario('scenarios/steady-state.yaml', { devices: 10_000, arrivalOverMs: 500_000 });
+    expect(steady.arrival.ratePerSec).toBe(20);
+    const text = ['duration: 1m', 'arrival: {model: all-at-once}', 'groups: [{name: a, count: 30}]', ''].join('\n');
+    expect(parseScenario(text, 'a.yaml').arrival).toEqual({ model: 'all-at-once', ratePerSec: 0 });
+    expect(parseScenario(text, 'a.yaml', { arrivalOverMs: 60_000 }).arrival).toEqual({ model: 'uniform', ratePerSec: 0.5 });
+    const poisson = ['duration: 1m', 'arrival: {model: poisson, rate: 100}', 'groups: [{name: a, count: 30}]', ''].join('\n');
+    expect(parseScenario(poisson, 'p.yaml', { arrivalOverMs: 10_000 }).arrival).toEqual({ model: 'poisson', ratePerSec: 3 });
+  });
+
   it('--seed and --target replace the file values; a replaced target needs no files', () => {
     const text = [
       'duration: 1m',
@@ -78,6 +90,7 @@ describe('loadScenario overrides', () => {
     );
     expect(load({ devices: 2.5 })).toThrow('scenarios/smoke.yaml: --devices: must be an integer ≥ 1 (got 2.5)');
     expect(load({ durationMs: 0 })).toThrow('scenarios/smoke.yaml: --duration: must be longer than 0 (got 0 ms)');
+    expect(load({ arrivalOverMs: -5 })).toThrow('scenarios/smoke.yaml: --arrival-over: must be longer than 0 (got -5 ms)');
     expect(load({ seed: -1 })).toThrow('scenarios/smoke.yaml: --seed: must be an integer from 0 to 4294967295 (got -1)');
   });
 });

@@ -25,6 +25,7 @@ await yargs(hideBin(process.argv))
         .option('insecure-skip-verify', { type: 'boolean', default: false, describe: 'turn TLS verification off (prints a warning)' })
         .option('devices', { type: 'number', describe: 'scale the fleet to N devices' })
         .option('duration', { type: 'string', describe: 'override the run duration, e.g. 90s, 10m' })
+        .option('arrival-over', { type: 'string', describe: 'devices come online spread evenly over this window, e.g. 8m (overrides the scenario arrival)' })
         .option('graceful-stop', {
           type: 'string',
           describe: 'after the duration, how long devices may deliver what they still have queued (default: the scenario\'s gracefulStop, 15s); 0s: none',

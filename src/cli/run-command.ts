@@ -14,6 +14,7 @@ export interface RunArgs {
   insecureSkipVerify: boolean;
   devices?: number;
   duration?: string;
+  arrivalOver?: string;
   gracefulStop?: string;
   seed?: number;
   workers?: number;
@@ -26,9 +27,11 @@ export interface RunArgs {
 
 export async function runRun(a: RunArgs): Promise<number> {
   let durationMs: number | undefined;
+  let arrivalOverMs: number | undefined;
   let gracefulStopMs: number | undefined;
   try {
     durationMs = durationArg(a.duration);
+    arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
   } catch (e) {
     console.error(`evesim: ${(e as Error).message}`);
@@ -54,6 +57,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     scenarioFile: a.scenario,
     devices: a.devices,
     durationMs,
+    arrivalOverMs,
     gracefulStopMs,
     seed: a.seed,
     workers: a.workers,

@@ -102,6 +102,10 @@ export class ShardRunner {
   private heapUsedPeak = 0;
   private memoryBefore: SettledMemory | undefined;
   private memoryAtEnd: SettledMemory | undefined;
+  /** What the fleet was doing when memoryAtEnd was sampled (requests in flight, queued reliable messages). */
+  private memorySampleState: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } } | undefined;
+  /** Requests of this worker in flight now (controller and LPS). */
+  private inFlightNow: () => number = () => 0;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -211,6 +215,10 @@ export class ShardRunner {
     // Default: per group, a shared v2 pool or per-device (mutual TLS for v1) connections.
     const createTransport = deps.createTransport ?? ((t: ShardTask) => new FleetTransport(t, this.layout, this.identities));
     const inner = createTransport(task);
+    this.inFlightNow = () => {
+      const pool = inner.stats?.();
+      return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
+    };
     const transport = new TimedTransport(inner, this.clock, [this.recorder]);
     const record = this.record;
     if (record) {
@@ -250,8 +258,7 @@ export class ShardRunner {
     this.scheduler.stop();
     this.scheduler.clear();
     sender.stop();
-    const pool = inner.stats?.();
-    const inFlightAtEnd = (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
+    const inFlightAtEnd = this.inFlightNow();
     // After stop() the devices count what was still pending as undelivered.
     const finalDelta = this.takeDelta(true);
     const undelivered = finalDelta.undelivered;
@@ -284,6 +291,7 @@ export class ShardRunner {
         ...(this.memoryBefore && this.memoryAtEnd
           ? { settledBytesPerDevice: bytesPerDevice(this.memoryBefore, this.memoryAtEnd, this.started) }
           : {}),
+        ...(this.memorySampleState ? { atSample: this.memorySampleState } : {}),
       },
       ...(recordStats ? { record: recordStats } : {}),
     };
@@ -312,6 +320,7 @@ export class ShardRunner {
     const startedAt = this.clock.now();
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
+    this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
     for (let local = 0; local < this.devices.length; local++) {

@@ -116,6 +116,8 @@ export interface ShardResult {
     rssAtEnd: number;
     /** Live heap + ArrayBuffers per started device after a forced GC (only under --expose-gc). */
     settledBytesPerDevice?: number;
+    /** Load at that sample: requests in flight and reliable messages queued on the devices. */
+    atSample?: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } };
   };
   /** --record writer figures, when recording. */
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };

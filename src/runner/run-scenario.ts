@@ -50,6 +50,8 @@ export interface RunScenarioOptions {
   /** Scale the fleet to this many devices. */
   devices?: number;
   durationMs?: number;
+  /** `--arrival-over`: devices come online spread evenly over this window, ms. */
+  arrivalOverMs?: number;
   /** --graceful-stop: how long devices may deliver their queues after the duration, ms. */
   gracefulStopMs?: number;
   seed?: number;
@@ -131,6 +133,7 @@ async function runChecked(
   const overrides: ScenarioOverrides = {};
   if (opts.devices !== undefined) overrides.devices = opts.devices;
   if (opts.durationMs !== undefined) overrides.durationMs = opts.durationMs;
+  if (opts.arrivalOverMs !== undefined) overrides.arrivalOverMs = opts.arrivalOverMs;
   if (opts.gracefulStopMs !== undefined) overrides.gracefulStopMs = opts.gracefulStopMs;
   if (opts.seed !== undefined) overrides.seed = opts.seed;
   if (opts.controller) {
@@ -367,6 +370,14 @@ async function runChecked(
         eventLoopLagP99Ms: round1(res.loop.p99Ms),
         heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
         ...(res.memory.settledBytesPerDevice !== undefined ? { settledKiBPerDevice: round1(res.memory.settledBytesPerDevice / 1024) } : {}),
+        ...(res.memory.atSample
+          ? {
+              atMemorySample: {
+                inFlight: res.memory.atSample.inFlight,
+                queuedReliable: res.memory.atSample.backlog.info + res.memory.atSample.backlog.logs + res.memory.atSample.backlog.flowlog,
+              },
+            }
+          : {}),
       });
       if (res.record) {
         err(`evesim: recorded ${res.record.exchanges} exchanges in ${res.record.dir}${res.record.dropped ? ` (${res.record.dropped} dropped)` : ''}\n`);

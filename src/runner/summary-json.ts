@@ -60,7 +60,14 @@ export interface ThresholdResult {
 
 export interface GeneratorHealth {
   /** Event-loop lag p99 of each worker thread over the run, ms. */
-  workers: { worker: number; eventLoopLagP99Ms: number; heapPeakMiB?: number; settledKiBPerDevice?: number }[];
+  workers: {
+    worker: number;
+    eventLoopLagP99Ms: number;
+    heapPeakMiB?: number;
+    settledKiBPerDevice?: number;
+    /** At the memory sample: requests in flight and reliable messages queued on the devices. */
+    atMemorySample?: { inFlight: number; queuedReliable: number };
+  }[];
   /** Event-loop lag p99 of the main thread, ms. */
   mainEventLoopLagP99Ms: number;
   /** Process CPU time ÷ (wall time × cores) × 100: 100 means every core was busy all run. */

@@ -22,6 +22,9 @@ export interface ScenarioOverrides {
   /** Run length in ms. Timeline times stay absolute; actions at or after the new end are dropped
    *  with a warning. */
   durationMs?: number;
+  /** `--arrival-over`: devices come online evenly spread over this window, ms (replaces the file's
+   *  arrival; a 'poisson' arrival keeps its model at the new mean rate). */
+  arrivalOverMs?: number;
   /** `--graceful-stop`: replaces the file's gracefulStop, ms (0: no drain). */
   gracefulStopMs?: number;
   seed?: number;
@@ -99,8 +102,9 @@ export function parseScenario(
   applyOverrides(scenario, overrides, issues);
   if (issues.errors.length > 0) throw new ScenarioError(issues.errors);
 
-  if (arrivalOverMs !== undefined) {
-    scenario.arrival.ratePerSec = totalDevices(scenario) / (arrivalOverMs / 1000);
+  const overMs = overrides.arrivalOverMs ?? arrivalOverMs;
+  if (overMs !== undefined) {
+    scenario.arrival.ratePerSec = totalDevices(scenario) / (overMs / 1000);
   }
   // Stable sort: actions at the same time keep file order.
   scenario.timeline.sort((a, b) => a.atMs - b.atMs);
@@ -129,6 +133,11 @@ function applyOverrides(scenario: Scenario, o: ScenarioOverrides, issues: IssueC
       );
       scenario.groups.forEach((g, i) => (g.count = counts[i]));
     }
+  }
+  if (o.arrivalOverMs !== undefined) {
+    if (!Number.isFinite(o.arrivalOverMs) || o.arrivalOverMs <= 0) {
+      issues.errorOutsideFile('--arrival-over', `must be longer than 0 (got ${o.arrivalOverMs} ms)`);
+    } else if (scenario.arrival.model === 'all-at-once') scenario.arrival.model = 'uniform';
   }
   if (o.durationMs !== undefined) {
     if (!Number.isFinite(o.durationMs) || o.durationMs <= 0) {
