@@ -13,6 +13,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPair, generat
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { detachedFromKeyGen } from '../identity/keys.js';
 import { PRIVATE_FILE_MODE, createFileOnce, ensurePrivateDir } from '../identity/state-files.js';
 import { ekPublicFromModulus } from './key-public-areas.js';
 import { marshalTpm2bPublic, marshalTpmtPublic } from './tpm-public.js';
@@ -158,7 +159,7 @@ export class EkStore {
     const t0 = performance.now();
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65537 });
     this.stats.generateMs += performance.now() - t0;
-    return this.remember(index, this.keep(index, privateKey));
+    return this.remember(index, this.keep(index, detachedFromKeyGen(privateKey).privateKey));
   }
 
   /** Like ek(), but generates on libuv's thread pool so the event loop stays free. */
@@ -171,7 +172,7 @@ export class EkStore {
       p = generateKeyPairAsync('rsa', { modulusLength: 2048, publicExponent: 65537 })
         .then(({ privateKey }) => {
           this.stats.generateMs += performance.now() - t0;
-          return this.remember(index, this.keep(index, privateKey));
+          return this.remember(index, this.keep(index, detachedFromKeyGen(privateKey).privateKey));
         })
         .finally(() => this.pending.delete(index));
       this.pending.set(index, p);

@@ -28,15 +28,24 @@ function leftPad(b: Uint8Array, size: number, what: string): Uint8Array {
   return out;
 }
 
-/** P-256 point of a public (or private) KeyObject, coordinates left-padded to 32 bytes. */
+// SubjectPublicKeyInfo of a P-256 key: this 26-byte head, then 04 || x || y (65 bytes).
+const P256_SPKI_HEAD = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+
+/**
+ * P-256 point of a public (or private) KeyObject, 32 bytes each. Read from the SPKI DER, not a
+ * JWK: a JWK export of a freshly generated key can deadlock Node 20 (identity/keys.ts).
+ */
 export function p256Point(key: KeyObject): { x: Uint8Array; y: Uint8Array } {
-  const jwk = key.export({ format: 'jwk' });
-  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || !jwk.x || !jwk.y) {
-    throw new TypeError(`expected a P-256 key, got ${jwk.kty}${jwk.crv ? ' ' + jwk.crv : ''}`);
+  const pub = key.type === 'private' ? createPublicKey(key) : key;
+  const der = pub.export({ format: 'der', type: 'spki' });
+  if (der.length !== P256_SPKI_HEAD.length + 65 || !der.subarray(0, P256_SPKI_HEAD.length).equals(P256_SPKI_HEAD) || der[P256_SPKI_HEAD.length] !== 4) {
+    const d = pub.asymmetricKeyDetails;
+    throw new TypeError(`expected a P-256 key, got ${pub.asymmetricKeyType}${d?.namedCurve ? ' ' + d.namedCurve : ''}`);
   }
+  const at = P256_SPKI_HEAD.length + 1;
   return {
-    x: leftPad(Buffer.from(jwk.x, 'base64url'), P256_COORD, 'P-256 x'),
-    y: leftPad(Buffer.from(jwk.y, 'base64url'), P256_COORD, 'P-256 y'),
+    x: new Uint8Array(der.subarray(at, at + P256_COORD)),
+    y: new Uint8Array(der.subarray(at + P256_COORD, at + 2 * P256_COORD)),
   };
 }
 

@@ -1,0 +1,28 @@
+// Node 20 can deadlock exporting a freshly generated key as JWK (the export holds the key's lock
+// while it allocates; a GC then finalises the key-generation job, whose destructor waits for the
+// same lock). Identity creation does exactly that for four keys a device, so generateP256 hands
+// out keys detached from their generation job. Run in a child process with a time limit: the
+// deadlock blocks its thread for good, which a test in this process could not survive. Without
+// the detachment this loop hung within about 1,500 rounds in every try on the 2-core machine.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+
+const keys = fileURLToPath(new URL('../dist/src/identity/keys.js', import.meta.url));
+
+describe('key generation', () => {
+  test('5,000 rounds of generate + private JWK export finish (no deadlock with GC)', () => {
+    expect(existsSync(keys), 'run `npm run build` first (npm test does)').toBe(true);
+    const script = [
+      `import { generateP256, privateKeyToJwk } from ${JSON.stringify(keys)};`,
+      'for (let i = 0; i < 5000; i++) privateKeyToJwk(generateP256().privateKey);',
+      'console.log("done");',
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 90_000 });
+    expect(r.stderr).toBe('');
+    expect(r.signal, 'the loop hung (deadlock) and was killed').toBeNull();
+    expect(r.stdout.trim()).toBe('done');
+  }, 120_000);
+});
