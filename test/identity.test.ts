@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { hardwareSerial, softSerial } from '../src/identity/serials.js';
 import { loadOrCreateControllerPki } from '../src/identity/controller-pki.js';
-import { createDeviceIdentity, sharedOnboarding } from '../src/identity/device-identity.js';
+import { createDeviceIdentity, identityFromStored, sharedOnboarding } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import { senderCertHash, toHex } from '../src/protocol/cert-hash.js';
 import { certificateDer } from '../src/protocol/pem.js';
@@ -114,16 +114,35 @@ describe('device certificate exactly as EVE makes it (§2.4)', () => {
 
   test('what a worker keeps per device: PEM texts, device key and hash; the rest derived on use', () => {
     // Own fields only: no DER copies, no base64 of the onboarding PEM, no onboarding key object.
-    const own = Object.keys(dev).filter((k) => !['keys', 'jwks', 'where', 'shared'].includes(k));
-    expect(own.sort()).toEqual(
-      ['attestCertPem', 'deviceCertHash', 'deviceCertPem', 'deviceKey', 'ecdhCertPem', 'index', 'onboardCertPem', 'serial', 'softSerial'].sort(),
-    );
+    // Own fields only: certificates as DER in one buffer, no PEM texts, no base64 of the onboarding
+    // PEM, no key objects but the device key.
+    const own = Object.keys(dev).filter((k) => !['keys', 'shared', 'verbatim'].includes(k));
+    expect(own.sort()).toEqual(['certs', 'deviceCertHash', 'deviceKey', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
+    expect((dev as unknown as { verbatim?: object }).verbatim).toBeUndefined(); // every PEM is in Go's layout
     expect(dev.deviceCertHash.buffer.byteLength).toBe(32);
+    // PEM texts come back byte for byte as the state file holds them.
+    const keptStore = FleetIdentityStore.open({ seed: 'kept', stateDir: join(tmp, 'kept'), now: () => NOW });
+    keptStore.device(0); // written to the state directory
+    const kept = FleetIdentityStore.open({ seed: 'kept', stateDir: join(tmp, 'kept'), now: () => NOW }).device(0); // read back
+    const file = JSON.parse(readFileSync(join(keptStore.dir!, 'devices', '0.json'), 'utf8'));
+    for (const f of ['onboardCertPem', 'deviceCertPem', 'attestCertPem', 'ecdhCertPem'] as const) expect(kept[f]).toBe(file[f]);
+    // Keys made from the stored scalars are the stored keys.
+    for (const k of ['onboardKey', 'attestKey', 'ecdhKey'] as const) expect(kept[k].export({ format: 'jwk' })).toEqual(file[k]);
     // Keys imported on first use are kept, not imported again.
     expect(dev.attestKey).toBe(dev.attestKey);
     expect(dev.ecdhKey).not.toBe(dev.attestKey);
     // Certificate PEMs are flat strings of 64-column lines (derToPem joins instead of concatenating).
     expect(dev.deviceCertPem.split('\n').slice(1, -3).every((l) => l.length === 64)).toBe(true);
+  });
+
+  test('a PEM text in another layout (CRLF line ends) is kept verbatim; a bad scalar names the file', () => {
+    const { stored } = createDeviceIdentity(createFleetCa('v', NOW), 'v', 2, NOW);
+    const crlf = stored.attestCertPem.replace(/\n/g, '\r\n');
+    const back = identityFromStored({ ...stored, attestCertPem: crlf }, 'x.json');
+    expect(back.attestCertPem).toBe(crlf);
+    expect(back.deviceCertPem).toBe(stored.deviceCertPem);
+    const shortD = { ...stored.ecdhKey, d: 'AAAA' };
+    expect(() => identityFromStored({ ...stored, ecdhKey: shortD }, 'y.json')).toThrow('y.json ecdhKey: d holds 3 bytes, a P-256 private scalar has 32');
   });
 
   test('a shared onboarding certificate (a real controller\'s) replaces the device\'s own', () => {

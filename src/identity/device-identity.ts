@@ -4,10 +4,10 @@
 import type { KeyObject } from 'node:crypto';
 import type { DeviceIdentity } from '../device/device-options.js';
 import { senderCertHash } from '../protocol/cert-hash.js';
-import { certificateDer } from '../protocol/pem.js';
+import { certificateDer, derToPem } from '../protocol/pem.js';
 import { createDeviceCertificate, createDeviceIssuedCertificate } from './eve-certificates.js';
 import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
-import { generateP256, privateKeyFromJwk, privateKeyToJwk, type PrivateJwk } from './keys.js';
+import { generateP256, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, privateKeyToJwk, type PrivateJwk } from './keys.js';
 import { hardwareSerial, softSerial } from './serials.js';
 
 /** DeviceIdentity plus what envelopes and attestation need, computed once per device. */
@@ -77,7 +77,7 @@ export function createDeviceIdentity(
   };
   // Only the device key (used on every request) is kept as a key object; the others are imported
   // from the stored JWK on first use, exactly as for an identity loaded from the state directory.
-  const identity = new DeviceIdentityRecord(stored, device.privateKey, deviceCert.der, 'new device identity');
+  const identity = new DeviceIdentityRecord(stored, device.privateKey, `new identity of device ${index}`);
   return { identity, stored };
 }
 
@@ -92,7 +92,7 @@ export function identityFromStored(raw: unknown, where: string): DeviceIdentityM
   const stored = s as StoredDeviceIdentity;
   for (const field of ['onboardKey', 'attestKey', 'ecdhKey'] as const) checkJwkShape(stored[field], `${where} ${field}`);
   const deviceKey = privateKeyFromJwk(stored.deviceKey, `${where} deviceKey`);
-  return new DeviceIdentityRecord(stored, deviceKey, certificateDer(stored.deviceCertPem, `${where} deviceCertPem`), where);
+  return new DeviceIdentityRecord(stored, deviceKey, where);
 }
 
 function checkJwkShape(jwk: unknown, where: string): void {
@@ -102,69 +102,110 @@ function checkJwkShape(jwk: unknown, where: string): void {
   }
 }
 
+/** The four certificates of a device, in the order they sit in DeviceIdentityRecord.certs. */
+const CERTS = ['onboard', 'device', 'attest', 'ecdh'] as const;
+
 /**
  * A device identity as a worker holds it for the whole run, thousands of times over, so it keeps
- * little: the PEM texts, the device key and the hash of its certificate (both used on every
- * request). Everything else is derived when asked (prototype getters cost nothing per device):
- * the onboarding DER, hash and base64 (used by register, once), and the onboarding, attestation
- * and ECDH keys, imported from their stored JWK on first use (0.15–0.3 ms each) and kept.
+ * little: its four certificates as DER in one buffer (PEM text is 4/3 of that and was 3 KiB a
+ * device), the device key and the hash of its certificate (both used on every request), and the
+ * private scalars of the three keys used rarely. Everything else is derived when asked, through
+ * prototype getters that cost nothing per device: the PEM texts (Go's encoding/pem layout, so
+ * byte for byte what the state file holds; a file in another layout keeps its text as is), the
+ * onboarding hash and base64 used by register, and the onboarding, attestation and ECDH key
+ * objects, made on first use (about 0.1 ms each) and kept.
  */
 class DeviceIdentityRecord implements DeviceIdentityMaterial {
   readonly index: number;
   readonly serial: string;
   readonly softSerial: string;
-  onboardCertPem: string;
-  readonly deviceCertPem: string;
-  readonly attestCertPem: string;
-  readonly ecdhCertPem: string;
   readonly deviceKey: KeyObject;
   readonly deviceCertHash: Uint8Array;
-  private readonly jwks: Pick<StoredDeviceIdentity, 'onboardKey' | 'attestKey' | 'ecdhKey'>;
-  private readonly where: string;
+  /** DER of the onboarding, device, attestation and ECDH certificates, back to back. */
+  private readonly certs: Uint8Array;
+  /** Where each certificate ends in `certs`. */
+  private readonly ends: readonly [number, number, number, number];
+  /** PEM texts not in Go's layout, kept verbatim (absent for files evesim wrote). */
+  private readonly verbatim: Partial<Record<(typeof CERTS)[number], string>> | undefined;
+  /** Private scalars (32 bytes each) of the onboarding, attestation and ECDH keys. */
+  private readonly scalars: Uint8Array;
   private keys: { onboard?: KeyObject; attest?: KeyObject; ecdh?: KeyObject } | undefined;
   private shared: SharedOnboarding | undefined;
 
-  constructor(s: StoredDeviceIdentity, deviceKey: KeyObject, deviceCertDer: Uint8Array, where: string) {
+  constructor(s: StoredDeviceIdentity, deviceKey: KeyObject, where: string) {
     this.index = s.index;
     this.serial = s.serial;
     this.softSerial = s.softSerial;
-    this.onboardCertPem = s.onboardCertPem;
-    this.deviceCertPem = s.deviceCertPem;
-    this.attestCertPem = s.attestCertPem;
-    this.ecdhCertPem = s.ecdhCertPem;
     this.deviceKey = deviceKey;
-    this.deviceCertHash = new Uint8Array(senderCertHash(deviceCertDer));
-    this.jwks = { onboardKey: s.onboardKey, attestKey: s.attestKey, ecdhKey: s.ecdhKey };
-    this.where = where;
+    const pems = [s.onboardCertPem, s.deviceCertPem, s.attestCertPem, s.ecdhCertPem];
+    const ders = pems.map((pem, i) => certificateDer(pem, `${where} ${CERTS[i]}CertPem`));
+    this.certs = new Uint8Array(ders.reduce((n, d) => n + d.length, 0));
+    let at = 0;
+    const ends: number[] = [];
+    ders.forEach((d) => {
+      this.certs.set(d, at);
+      at += d.length;
+      ends.push(at);
+    });
+    this.ends = ends as unknown as [number, number, number, number];
+    let verbatim: Partial<Record<(typeof CERTS)[number], string>> | undefined;
+    pems.forEach((pem, i) => {
+      if (derToPem(ders[i]!) !== pem) (verbatim ??= {})[CERTS[i]!] = pem;
+    });
+    this.verbatim = verbatim;
+    this.deviceCertHash = new Uint8Array(senderCertHash(ders[1]!));
+    this.scalars = new Uint8Array(96);
+    (['onboardKey', 'attestKey', 'ecdhKey'] as const).forEach((k, i) => this.scalars.set(p256PrivateScalar(s[k], `${where} ${k}`), 32 * i));
   }
 
   /** Uses an onboarding certificate shared by the whole fleet (a real controller's) instead of the device's own. */
   useSharedOnboarding(shared: SharedOnboarding): void {
     this.shared = shared;
-    this.onboardCertPem = shared.certPem;
   }
 
+  get onboardCertPem(): string {
+    return this.shared?.certPem ?? this.pem(0);
+  }
+  get deviceCertPem(): string {
+    return this.pem(1);
+  }
+  get attestCertPem(): string {
+    return this.pem(2);
+  }
+  get ecdhCertPem(): string {
+    return this.pem(3);
+  }
   get onboardKey(): KeyObject {
     if (this.shared) return this.shared.key;
-    return ((this.keys ??= {}).onboard ??= privateKeyFromJwk(this.jwks.onboardKey, `${this.where} onboardKey`));
+    return ((this.keys ??= {}).onboard ??= this.key(0));
   }
   get attestKey(): KeyObject {
-    return ((this.keys ??= {}).attest ??= privateKeyFromJwk(this.jwks.attestKey, `${this.where} attestKey`));
+    return ((this.keys ??= {}).attest ??= this.key(1));
   }
   get ecdhKey(): KeyObject {
-    return ((this.keys ??= {}).ecdh ??= privateKeyFromJwk(this.jwks.ecdhKey, `${this.where} ecdhKey`));
+    return ((this.keys ??= {}).ecdh ??= this.key(2));
   }
   get onboardCertDer(): Uint8Array {
-    return this.shared?.der ?? certificateDer(this.onboardCertPem, `${this.where} onboardCertPem`);
+    return this.shared?.der ?? this.der(0);
   }
   get deviceCertDer(): Uint8Array {
-    return certificateDer(this.deviceCertPem, `${this.where} deviceCertPem`);
+    return this.der(1);
   }
   get onboardCertHash(): Uint8Array {
     return this.shared?.hash ?? senderCertHash(this.onboardCertDer);
   }
   get onboardCertB64Pem(): Uint8Array {
     return this.shared?.b64Pem ?? base64PemBytes(this.onboardCertPem);
+  }
+
+  private der(i: number): Uint8Array {
+    return this.certs.slice(i === 0 ? 0 : this.ends[i - 1], this.ends[i]);
+  }
+  private pem(i: number): string {
+    return this.verbatim?.[CERTS[i]!] ?? derToPem(this.der(i));
+  }
+  private key(i: number): KeyObject {
+    return p256PrivateKeyFromScalar(this.scalars.subarray(32 * i, 32 * i + 32));
   }
 }
 
