@@ -126,3 +126,21 @@ describe('decoding recorded bodies', () => {
     });
   });
 });
+
+describe('evesim decode takes what --record was given', () => {
+  it('a run directory means its worker recordings in worker order; anything else is a clear error', async () => {
+    const { recordingDirs } = await import('../src/cli/decode-command.js');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const run = await mkdtemp(path.join(tmpdir(), 'evesim-run-'));
+    for (const w of ['worker-10', 'worker-2', 'worker-0']) {
+      mkdirSync(path.join(run, w));
+      writeFileSync(path.join(run, w, 'meta.json'), '{}');
+    }
+    mkdirSync(path.join(run, 'worker-3')); // no meta.json: not a recording
+    expect(recordingDirs(run)).toEqual(['worker-0', 'worker-2', 'worker-10'].map((w) => path.join(run, w)));
+    expect(recordingDirs(path.join(run, 'worker-2'))).toEqual([path.join(run, 'worker-2')]);
+    expect(() => recordingDirs(path.join(run, 'worker-3'))).toThrow(`${path.join(run, 'worker-3')}: not a --record directory (no meta.json, no worker-N recordings)`);
+    expect(() => recordingDirs(path.join(run, 'nope'))).toThrow(`${path.join(run, 'nope')}: cannot read the directory (ENOENT)`);
+    await rm(run, { recursive: true, force: true });
+  });
+});
