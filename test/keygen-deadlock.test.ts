@@ -1,9 +1,10 @@
-// Node 20 can deadlock exporting a freshly generated key as JWK (the export holds the key's lock
-// while it allocates; a GC then finalises the key-generation job, whose destructor waits for the
-// same lock). Identity creation does exactly that for four keys a device, so generateP256 hands
-// out keys detached from their generation job. Run in a child process with a time limit: the
-// deadlock blocks its thread for good, which a test in this process could not survive. Without
-// the detachment this loop hung within about 1,500 rounds in every try on the 2-core machine.
+// Node 20 can deadlock exporting a key object that generateKeyPairSync returned (the export holds
+// the key's lock while it allocates; a GC then finalises the key-generation job, whose destructor
+// waits for the same lock). Identity creation exports four new keys a device, so generateP256 asks
+// for DER and imports it: those key objects share nothing with a job. Run in a child process with
+// a time limit: the deadlock blocks its thread for good, which a test in this process could not
+// survive. Exporting straight from generated key objects hung in 3 of 3 tries of this loop on the
+// 2-core machine (as JWK within about 1,500 rounds; reading them as DER hung too).
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,30 +1,43 @@
 // Key pairs as node:crypto KeyObjects, created once per device. Keys are stored as JWK in the fleet
 // state because importing a JWK costs about 0.15 ms, against 0.7 ms for a PEM on this machine.
 
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
 
 export interface KeyPair {
   privateKey: KeyObject;
   publicKey: KeyObject;
 }
 
+// Node 20 can deadlock on a key object that generateKeyPair(Sync) handed out: exporting it (JWK or
+// DER) holds the key's lock while allocating, a garbage collection then finalises the generation
+// job, and the job's destructor waits for the same lock. Seen as a thread hanging at 0 % CPU while
+// creating identities (and likely the unexplained test hang of an earlier CI run). So keys are
+// generated as PKCS#8 DER and imported: those key objects share nothing with a job. The import
+// costs 0.2–0.6 ms, paid only when an identity or EK is first created.
+const SPKI_DER = { type: 'spki', format: 'der' } as const;
+const PKCS8_DER = { type: 'pkcs8', format: 'der' } as const;
+
 export function generateP256(): KeyPair {
-  return detachedFromKeyGen(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+  return keyPairFromPkcs8(generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding: SPKI_DER, privateKeyEncoding: PKCS8_DER }).privateKey);
 }
 
-export function generateRsa(bits: number): KeyPair {
-  return detachedFromKeyGen(generateKeyPairSync('rsa', { modulusLength: bits }).privateKey);
+export function generateRsa(bits: number, publicExponent = 65537): KeyPair {
+  return keyPairFromPkcs8(generateKeyPairSync('rsa', { modulusLength: bits, publicExponent, publicKeyEncoding: SPKI_DER, privateKeyEncoding: PKCS8_DER }).privateKey);
 }
 
-/**
- * The same key as a new KeyObject that no key-generation job shares. Node 20 can deadlock when a
- * freshly generated key is exported as JWK: the export holds the key's lock while it allocates,
- * a garbage collection then finalises the generation job, and the job's destructor waits for the
- * same lock (seen as a worker hanging at 0 % CPU while creating identities). A key imported from
- * its own DER has no such job, so its JWK export is safe.
- */
-export function detachedFromKeyGen(generated: KeyObject): KeyPair {
-  const privateKey = createPrivateKey({ key: generated.export({ format: 'der', type: 'pkcs8' }), format: 'der', type: 'pkcs8' });
+/** generateRsa on libuv's thread pool, so the event loop stays free (RSA-2048 takes ~100 ms). */
+export function generateRsaAsync(bits: number, publicExponent = 65537): Promise<KeyPair> {
+  return new Promise((resolve, reject) => {
+    generateKeyPair('rsa', { modulusLength: bits, publicExponent, publicKeyEncoding: SPKI_DER, privateKeyEncoding: PKCS8_DER }, (err, _pub, der) => {
+      if (err) reject(err);
+      else resolve(keyPairFromPkcs8(der));
+    });
+  });
+}
+
+/** Key objects of a PKCS#8 DER private key and its public half. */
+export function keyPairFromPkcs8(der: Buffer): KeyPair {
+  const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
   return { privateKey, publicKey: createPublicKey(privateKey) };
 }
 

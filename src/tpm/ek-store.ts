@@ -9,17 +9,15 @@
 // Layout: <stateDir>/tpm-<seedTag>/ek/<index>.json (0600: it holds the private key as JWK). The
 // directory is separate from the identity store's so the two never race on creating it.
 
-import { createHash, createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { detachedFromKeyGen } from '../identity/keys.js';
+import { generateRsa, generateRsaAsync } from '../identity/keys.js';
 import { PRIVATE_FILE_MODE, createFileOnce, ensurePrivateDir } from '../identity/state-files.js';
 import { ekPublicFromModulus } from './key-public-areas.js';
 import { marshalTpm2bPublic, marshalTpmtPublic } from './tpm-public.js';
 import { objectName } from './tpm-name.js';
 
-const generateKeyPairAsync = promisify(generateKeyPair);
 
 export interface EkMaterial {
   index: number;
@@ -157,9 +155,9 @@ export class EkStore {
     const known = this.memory.get(index) ?? this.load(index);
     if (known) return this.remember(index, known);
     const t0 = performance.now();
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65537 });
+    const { privateKey } = generateRsa(2048);
     this.stats.generateMs += performance.now() - t0;
-    return this.remember(index, this.keep(index, detachedFromKeyGen(privateKey).privateKey));
+    return this.remember(index, this.keep(index, privateKey));
   }
 
   /** Like ek(), but generates on libuv's thread pool so the event loop stays free. */
@@ -169,10 +167,10 @@ export class EkStore {
     let p = this.pending.get(index);
     if (!p) {
       const t0 = performance.now();
-      p = generateKeyPairAsync('rsa', { modulusLength: 2048, publicExponent: 65537 })
+      p = generateRsaAsync(2048)
         .then(({ privateKey }) => {
           this.stats.generateMs += performance.now() - t0;
-          return this.remember(index, this.keep(index, detachedFromKeyGen(privateKey).privateKey));
+          return this.remember(index, this.keep(index, privateKey));
         })
         .finally(() => this.pending.delete(index));
       this.pending.set(index, p);

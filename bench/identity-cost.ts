@@ -1,0 +1,33 @@
+// What a device identity costs a run: creating one (four P-256 keys, four certificates, the JWK
+// state file) the first time a seed is used, and loading it back on later runs.
+//
+//   npm run build && node dist/bench/identity-cost.js [--devices 500]
+
+import os from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+const n = Number(arg('devices', '500'));
+const dir = mkdtempSync(join(os.tmpdir(), 'evesim-identity-cost-'));
+try {
+  FleetIdentityStore.open({ seed: 'warm' }).devices(0, 20); // JIT warm-up
+  const time = (f: () => void): number => {
+    const t = performance.now();
+    f();
+    return (performance.now() - t) / n;
+  };
+  const inMemory = time(() => FleetIdentityStore.open({ seed: 'mem' }).devices(0, n));
+  const created = time(() => FleetIdentityStore.open({ seed: 'disk', stateDir: dir }).devices(0, n));
+  const loaded = time(() => FleetIdentityStore.open({ seed: 'disk', stateDir: dir }).devices(0, n));
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`machine: ${cpu}, ${os.availableParallelism()} cores, Node ${process.version}`);
+  console.log(`${n} devices: create ${inMemory.toFixed(2)} ms/device in memory, ${created.toFixed(2)} ms/device with state files; load ${loaded.toFixed(2)} ms/device`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
