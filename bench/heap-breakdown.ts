@@ -7,16 +7,12 @@
 //   node --max-old-space-size=8000 dist/bench/heap-breakdown.js /tmp/snap/worker-0.heapsnapshot [--devices 1000] [--top 40]
 
 import { readFileSync } from 'node:fs';
+import { positiveIntArg } from './bench-args.js';
 
 interface Snapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]] }; node_count: number };
   nodes: number[];
   strings: string[];
-}
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
 }
 
 const file = process.argv[2];
@@ -33,7 +29,8 @@ const nameAt = fields.indexOf('name');
 const sizeAt = fields.indexOf('self_size');
 
 // Count VirtualDevice objects unless told: the divisor of every figure below.
-let devices = Number(arg('devices', '0'));
+const devicesGiven = positiveIntArg('devices', 0);
+let devices = devicesGiven;
 const groups = new Map<string, { count: number; bytes: number }>();
 let total = 0;
 for (let i = 0; i < snap.nodes.length; i += stride) {
@@ -54,7 +51,7 @@ for (let i = 0; i < snap.nodes.length; i += stride) {
   g.count++;
   g.bytes += size;
   groups.set(key, g);
-  if (!Number(arg('devices', '0')) && type === 'object' && name === 'VirtualDevice') devices++;
+  if (devicesGiven === 0 && type === 'object' && name === 'VirtualDevice') devices++;
 }
 
 function lenBucket(n: number): string {
@@ -64,7 +61,7 @@ function lenBucket(n: number): string {
   return '≥1K';
 }
 
-const top = Number(arg('top', '50'));
+const top = positiveIntArg('top', 50);
 const per = Math.max(1, devices);
 console.log(`${file}: ${(total / 2 ** 20).toFixed(1)} MiB live, ${devices} devices, ${(total / per / 1024).toFixed(2)} KiB per device`);
 console.log('bytes/device  objects/device  kind');

@@ -7,13 +7,9 @@ import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
+import { positiveIntArg } from './bench-args.js';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-
-const n = Number(arg('devices', '500'));
+const n = positiveIntArg('devices', 500);
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-identity-cost-'));
 try {
   FleetIdentityStore.open({ seed: 'warm' }).devices(0, 20); // JIT warm-up

@@ -19,16 +19,12 @@ import { runScenario } from '../src/runner/run-scenario.js';
 import { startControllerInThread } from '../src/servers/controller/controller-thread.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
+import { positiveIntArg, stringArg } from './bench-args.js';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-
-const devices = Number(arg('devices', '10000'));
-const durationMs = parseDuration(arg('duration', '12m'));
-const arrivalOverMs = parseDuration(arg('arrival-over', '8m'));
-const scenarioFile = resolve(arg('scenario', 'scenarios/steady-state.yaml'));
+const devices = positiveIntArg('devices', 10000);
+const durationMs = parseDuration(stringArg('duration', '12m'));
+const arrivalOverMs = parseDuration(stringArg('arrival-over', '8m'));
+const scenarioFile = resolve(stringArg('scenario', 'scenarios/steady-state.yaml'));
 if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
   console.error('steady-state: run with node --expose-gc to measure live memory per device');
 }

@@ -15,14 +15,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EK_CONCURRENCY, provisionTpms } from '../src/fleet/tpm-provisioning.js';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
-
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return dflt;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} needs a positive integer, got ${process.argv[i + 1]}`);
-  return v;
-}
+import { positiveIntArg } from './bench-args.js';
 
 /** Runs `work` while a 1 ms timer watches the loop; the longest gap between its ticks, ms. */
 async function withLoopWatch<T>(work: () => Promise<T> | T): Promise<{ result: T; maxGapMs: number; wallMs: number }> {
@@ -43,7 +36,7 @@ async function withLoopWatch<T>(work: () => Promise<T> | T): Promise<{ result: T
   return { result, maxGapMs: maxGap, wallMs };
 }
 
-const N = arg('devices', 16);
+const N = positiveIntArg('devices', 16);
 const f1 = (x: number) => x.toFixed(1);
 
 console.log('# TPM device identity material: first run and second run');

@@ -13,17 +13,10 @@ import { runInNewContext } from 'node:vm';
 import { EkStore } from '../src/tpm/ek-store.js';
 import { measuredBoot } from '../src/tpm/measured-boot.js';
 import { SoftTpm } from '../src/tpm/soft-tpm.js';
+import { positiveIntArg } from './bench-args.js';
 
 const QUOTE_TARGET_US = 150;
 const MEMORY_TARGET_BYTES = 4096;
-
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return dflt;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} needs a positive integer, got ${process.argv[i + 1]}`);
-  return v;
-}
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -48,8 +41,8 @@ function measure(n: number, fn: (i: number) => void): { cpuUs: number; wallUs: n
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f1 = (x: number): string => x.toFixed(1);
 
-const DEVICES = arg('devices', 20_000);
-const QUOTES = arg('quotes', 20_000);
+const DEVICES = positiveIntArg('devices', 20_000);
+const QUOTES = positiveIntArg('quotes', 20_000);
 const KEY_POOL = 256; // keys are shared round-robin: memory "beside keys" is what is measured
 const ROUNDS = 5;
 const BUILD = { eveVersion: '14.5.2-kvm-amd64', firmwareVersion: 'EDK II-1.16-02/02/2024' };
@@ -110,7 +103,7 @@ if (fleet[DEVICES - 1]!.readPcr(0).length !== 32) throw new Error('unreachable')
 fleet.length = 0;
 
 // ---- identity material: first run vs second run ------------------------------------------------
-const EKS = arg('eks', 5);
+const EKS = positiveIntArg('eks', 5);
 const stateDir = mkdtempSync(join(tmpdir(), 'evesim-bench-ek-'));
 try {
   const first = EkStore.open({ stateDir, seed: 'bench' });
