@@ -6,7 +6,7 @@
 import { senderCertHash } from '../protocol/cert-hash.js';
 import { EnvelopeError, openResponse, sealRequest, type RequestSigner } from '../protocol/envelope.js';
 import type { EndpointKey } from '../protocol/endpoints.js';
-import { certificateDer } from '../protocol/pem.js';
+import { certificateDer, pemBase64Bytes } from '../protocol/pem.js';
 import type { DeviceFinding, DeviceIdentity, DeviceOptions } from './device-options.js';
 import type { DeviceStats } from './device-stats.js';
 import type { DeviceCounters } from './metrics-builder.js';
@@ -71,7 +71,7 @@ export class DeviceSender {
     const signer: RequestSigner = {
       key: id.onboardKey,
       certDerHash: id.onboardCertHash ?? senderCertHash(certificateDer(id.onboardCertPem, 'onboarding certificate')),
-      senderCertB64Pem: id.onboardCertB64Pem ?? base64Bytes(id.onboardCertPem),
+      senderCertB64Pem: id.onboardCertB64Pem ?? pemBase64Bytes(id.onboardCertPem),
     };
     return this.send(endpoint, 'POST', path, sealRequest(payload, signer), dueAt);
   }
@@ -176,8 +176,4 @@ export class DeviceSender {
 /** 200, 201, 204 and 304 are success at EVE's transport layer (§0). */
 export function isSuccess(status: number): boolean {
   return status === 200 || status === 201 || status === 204 || status === 304;
-}
-
-function base64Bytes(text: string): Uint8Array {
-  return new Uint8Array(Buffer.from(Buffer.from(text, 'utf8').toString('base64'), 'latin1'));
 }

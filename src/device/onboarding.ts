@@ -13,6 +13,7 @@ import { onboardingRetryDelayMs } from './eve-timers.js';
 import type { Millis } from './ports.js';
 import { isDocumentedStatus } from './status-expectations.js';
 import { v1UuidFromConfig } from './v1-uuid-lookup.js';
+import { pemBase64Bytes } from '../protocol/pem.js';
 
 /** RFC 4122 textual form, any version (EVE parses with uuid.FromString after trimming). */
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -106,7 +107,7 @@ export class Onboarding {
     if (!opts.behaviour.preRegistered) {
       const id = opts.identity;
       const msg = Msg.ZRegisterMsg.encode({
-        pemCert: new Uint8Array(Buffer.from(Buffer.from(id.deviceCertPem, 'utf8').toString('base64'), 'latin1')),
+        pemCert: pemBase64Bytes(id.deviceCertPem),
         serial: id.serial.trim(),
         softSerial: id.softSerial.trim(),
       });

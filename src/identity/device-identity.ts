@@ -4,7 +4,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { DeviceIdentity } from '../device/device-options.js';
 import { senderCertHash } from '../protocol/cert-hash.js';
-import { certificateDer, derToPem } from '../protocol/pem.js';
+import { certificateDer, derToPem, pemBase64Bytes } from '../protocol/pem.js';
 import { createDeviceCertificate, createDeviceIssuedCertificate } from './eve-certificates.js';
 import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
 import { generateP256, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, privateKeyToJwk, type PrivateJwk } from './keys.js';
@@ -197,7 +197,7 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
     return this.shared?.hash ?? senderCertHash(this.onboardCertDer);
   }
   get onboardCertB64Pem(): Uint8Array {
-    return this.shared?.b64Pem ?? base64PemBytes(this.onboardCertPem);
+    return this.shared?.b64Pem ?? pemBase64Bytes(this.onboardCertPem);
   }
 
   private der(i: number): Uint8Array {
@@ -222,10 +222,5 @@ export interface SharedOnboarding {
 
 export function sharedOnboarding(certPem: string, key: KeyObject): SharedOnboarding {
   const der = certificateDer(certPem, 'onboarding certificate');
-  return { certPem, key, der, hash: senderCertHash(der), b64Pem: base64PemBytes(certPem) };
-}
-
-/** AuthContainer.senderCert of register: the bytes of base64(onboarding PEM file text). */
-function base64PemBytes(pem: string): Uint8Array {
-  return new Uint8Array(Buffer.from(Buffer.from(pem, 'utf8').toString('base64'), 'latin1'));
+  return { certPem, key, der, hash: senderCertHash(der), b64Pem: pemBase64Bytes(certPem) };
 }

@@ -93,7 +93,7 @@ export function privateKeyPem(key: KeyObject): string {
 }
 
 // SubjectPublicKeyInfo prefix for an uncompressed P-256 point: algorithm id-ecPublicKey + prime256v1.
-const P256_SPKI_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+export const P256_SPKI_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
 
 /**
  * DER SubjectPublicKeyInfo and the raw public key bits. For P-256 it is built from the JWK point,

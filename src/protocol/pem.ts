@@ -35,6 +35,14 @@ export function certificateDer(pem: string | Uint8Array, what = 'certificate'): 
   return block.der;
 }
 
+/**
+ * The bytes of base64(PEM file text): how EVE carries a certificate file inside a protobuf field
+ * (AuthContainer.senderCert of register, ZRegisterMsg.pemCert).
+ */
+export function pemBase64Bytes(pem: string): Uint8Array {
+  return new Uint8Array(Buffer.from(Buffer.from(pem, 'utf8').toString('base64'), 'latin1'));
+}
+
 /** PEM file text for DER bytes: 64-column base64 lines and a final newline, like files EVE writes. */
 export function derToPem(der: Uint8Array, type = 'CERTIFICATE'): string {
   const b64 = Buffer.from(der).toString('base64');

@@ -4,6 +4,7 @@
 //   - the endorsement key: RSA-2048 in the TCG default template L-1 (EK Credential Profile 2.0).
 
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { P256_SPKI_PREFIX } from '../identity/keys.js';
 import type { EccPublic, RsaPublic, TpmPublic } from './tpm-public.js';
 import {
   EVE_QUOTE_KEY_ATTRIBUTES,
@@ -28,8 +29,7 @@ function leftPad(b: Uint8Array, size: number, what: string): Uint8Array {
   return out;
 }
 
-// SubjectPublicKeyInfo of a P-256 key: this 26-byte head, then 04 || x || y (65 bytes).
-const P256_SPKI_HEAD = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+// SubjectPublicKeyInfo of a P-256 key: P256_SPKI_PREFIX (26 bytes), then 04 || x || y (65 bytes).
 
 /**
  * P-256 point of a public (or private) KeyObject, 32 bytes each. Read from the SPKI DER, not a
@@ -38,11 +38,11 @@ const P256_SPKI_HEAD = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d0301
 export function p256Point(key: KeyObject): { x: Uint8Array; y: Uint8Array } {
   const pub = key.type === 'private' ? createPublicKey(key) : key;
   const der = pub.export({ format: 'der', type: 'spki' });
-  if (der.length !== P256_SPKI_HEAD.length + 65 || !der.subarray(0, P256_SPKI_HEAD.length).equals(P256_SPKI_HEAD) || der[P256_SPKI_HEAD.length] !== 4) {
+  if (der.length !== P256_SPKI_PREFIX.length + 65 || !der.subarray(0, P256_SPKI_PREFIX.length).equals(P256_SPKI_PREFIX) || der[P256_SPKI_PREFIX.length] !== 4) {
     const d = pub.asymmetricKeyDetails;
     throw new TypeError(`expected a P-256 key, got ${pub.asymmetricKeyType}${d?.namedCurve ? ' ' + d.namedCurve : ''}`);
   }
-  const at = P256_SPKI_HEAD.length + 1;
+  const at = P256_SPKI_PREFIX.length + 1;
   return {
     x: new Uint8Array(der.subarray(at, at + P256_COORD)),
     y: new Uint8Array(der.subarray(at + P256_COORD, at + 2 * P256_COORD)),
