@@ -12,18 +12,13 @@ import type { ResolvedControllerOptions } from './controller-options.js';
 import { ControllerStats } from './controller-stats.js';
 import { DeviceRegistry } from './device-registry.js';
 import { ResponseSealer } from './envelope-adapter.js';
-import { handleAttest } from './handle-attest.js';
 import { handleConfig } from './handle-config.js';
-import { handleNewlogs } from './handle-newlogs.js';
 import { handleRegister } from './handle-register.js';
-import { handleAppLogs, handleFlowlog, handleInfo, handleLogs, handleMetrics } from './handle-telemetry.js';
-import { handleUuid } from './handle-uuid.js';
 import { ControllerHttpError } from './http-error.js';
 import { OnboardingTrust } from './onboarding-trust.js';
 import { createQuoteVerifier, type QuoteVerifier } from './quote-verifier.js';
 import { matchRoute, type Route } from './route.js';
-
-type Handler = (ctx: ControllerContext, req: RequestState) => Reply;
+import { SHARED_HANDLERS, type Handler } from './shared-handlers.js';
 
 const HANDLERS: Record<Route['endpoint'], Handler> = {
   ping: () => ({ status: 200 }),
@@ -32,16 +27,8 @@ const HANDLERS: Record<Route['endpoint'], Handler> = {
       ? { status: 200, body: ctx.certsResponse, contentType: PROTO_MIME }
       : { status: 404, body: Buffer.from('no controller certificates to send\n'), contentType: 'text/plain; charset=utf-8' },
   register: handleRegister,
-  uuid: handleUuid,
   config: handleConfig,
-  attest: handleAttest,
-  info: handleInfo,
-  metrics: handleMetrics,
-  logs: handleLogs,
-  applogs: handleAppLogs,
-  newlogs: handleNewlogs,
-  appnewlogs: handleNewlogs,
-  flowlog: handleFlowlog,
+  ...SHARED_HANDLERS,
 };
 
 const TEXT = 'text/plain; charset=utf-8';

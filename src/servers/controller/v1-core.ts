@@ -28,29 +28,11 @@ import { PROTO_MIME } from './controller-context.js';
 import type { ControllerCore } from './controller-core.js';
 import type { ControllerStats } from './controller-stats.js';
 import { ResponseSealer } from './envelope-adapter.js';
-import { handleAttest } from './handle-attest.js';
-import { handleNewlogs } from './handle-newlogs.js';
 import { completeRegistration } from './handle-register.js';
-import { handleAppLogs, handleFlowlog, handleInfo, handleLogs, handleMetrics } from './handle-telemetry.js';
-import { handleUuid } from './handle-uuid.js';
 import { ControllerHttpError, forbidden, unauthorized, unprocessable } from './http-error.js';
 import { identify, type V1Peer } from './v1-client-cert.js';
 import { matchV1Route, type V1Route } from './v1-route.js';
-
-type Handler = (ctx: ControllerContext, req: RequestState) => Reply;
-
-/** v2 handlers that serve v1 unchanged once the request is authenticated. */
-const SHARED_HANDLERS: Partial<Record<V1Route['endpoint'], Handler>> = {
-  uuid: handleUuid,
-  attest: handleAttest,
-  info: handleInfo,
-  metrics: handleMetrics,
-  logs: handleLogs,
-  applogs: handleAppLogs,
-  newlogs: handleNewlogs,
-  appnewlogs: handleNewlogs,
-  flowlog: handleFlowlog,
-};
+import { sharedHandler } from './shared-handlers.js';
 
 /** Endpoints whose request body must not be empty (the document's 422 "missing body"). */
 const BODY_REQUIRED = new Set<V1Route['endpoint']>(['register', 'attest', 'info', 'metrics', 'logs', 'applogs', 'newlogs', 'appnewlogs', 'flowlog']);
@@ -156,7 +138,7 @@ export class V1Core {
         : text(404, 'no controller certificates to send');
     }
     if (route.endpoint === 'config') return route.getConfig ? this.getConfig(req) : this.postConfig(req);
-    const handler = SHARED_HANDLERS[route.endpoint];
+    const handler = sharedHandler(route.endpoint);
     if (!handler) throw new Error(`no v1 handler for ${route.endpoint}`);
     return handler(this.ctx, req);
   }
