@@ -21,6 +21,7 @@ import { createControllerServer, type ControllerServer } from '../src/servers/co
 import { gzipEventLog } from '../src/tpm/event-log-gzip.js';
 import { measuredBoot } from '../src/tpm/measured-boot.js';
 import { SoftTpm } from '../src/tpm/soft-tpm.js';
+import { testGroup } from './fixtures/test-group.js';
 
 const NOW = Date.now();
 const SEED = 'attestation-controller-test';
@@ -30,21 +31,11 @@ const P = '/api/v2/edgedevice';
 const Code = attest.ZAttestResponseCode;
 const Req = attest.ZAttestReqType;
 
-const GROUP: GroupSpec = {
-  name: 'g',
-  count: 4,
-  api: 'v2',
+const GROUP: GroupSpec = testGroup('g', 4, {
   eveVersion: EVE,
   preRegistered: true,
-  logFormat: 'newlogs',
-  logLinesPerSec: 0,
-  flowlogIntervalMs: 120_000,
-  apps: [],
-  configItems: {},
-  globalProfile: '',
   hardware: { ncpu: 1, memoryMB: 1024, storageMB: 1024, model: 'm', manufacturer: 'x' },
-  appStepMs: 100,
-};
+});
 
 function zcert(pem: string, type: number, mutable = false): certs.ZCert {
   const bytes = new Uint8Array(Buffer.from(pem));

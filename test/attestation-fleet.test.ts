@@ -20,28 +20,18 @@ import { DEFAULT_FIRMWARE_VERSION } from '../src/scenario/scenario-defaults.js';
 import type { GroupSpec, Scenario } from '../src/scenario/scenario-types.js';
 import { deviceTpmRole, type DeviceTpmRole } from '../src/scenario/tpm-plan.js';
 import { createControllerServer, type ControllerServer } from '../src/servers/controller/controller-server.js';
+import { testGroup } from './fixtures/test-group.js';
 
 const EVE = '14.5.2-kvm-amd64';
 const SEED = 77;
 
 function group(name: string, count: number, over: Partial<GroupSpec>): GroupSpec {
-  return {
-    name,
-    count,
-    api: 'v2',
+  return testGroup(name, count, {
     eveVersion: EVE,
-    preRegistered: false,
-    logFormat: 'newlogs',
-    logLinesPerSec: 0,
-    flowlogIntervalMs: 120_000,
-    apps: [],
-    configItems: {},
-    globalProfile: '',
     hardware: { ncpu: 2, memoryMB: 1024, storageMB: 4096, model: 'm', manufacturer: 'x' },
-    appStepMs: 100,
     firmwareVersion: DEFAULT_FIRMWARE_VERSION,
     ...over,
-  };
+  });
 }
 
 const GROUPS = [

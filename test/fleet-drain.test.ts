@@ -12,27 +12,11 @@ import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Millis, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
 import type { ShardTask } from '../src/fleet/worker-protocol.js';
-import type { GroupSpec, Scenario } from '../src/scenario/scenario-types.js';
+import type { Scenario } from '../src/scenario/scenario-types.js';
 import type * as RunModule from '../src/runner/run-scenario.js';
 import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
+import { testGroup as group } from './fixtures/test-group.js';
 
-function group(name: string, count: number): GroupSpec {
-  return {
-    name,
-    count,
-    api: 'v2',
-    eveVersion: '14.5.2-kvm-amd64',
-    preRegistered: false,
-    logFormat: 'newlogs',
-    logLinesPerSec: 0,
-    flowlogIntervalMs: 120_000,
-    apps: [],
-    configItems: {},
-    globalProfile: '',
-    hardware: { ncpu: 2, memoryMB: 1024, storageMB: 1024, model: 'm', manufacturer: 'x' },
-    appStepMs: 100,
-  };
-}
 
 /** Holds 3 info messages; sends them only once told to drain, one every 20 ms, until delivered. */
 class QueueDevice implements FleetDevice {

@@ -7,24 +7,9 @@ import type { Transport, TransportRequest, TransportResponse } from '../src/devi
 import type { ShardTask, WorkerToMain } from '../src/fleet/worker-protocol.js';
 import type { GroupSpec, Scenario } from '../src/scenario/scenario-types.js';
 import { FleetAggregate } from '../src/runner/aggregate.js';
+import { testGroup } from './fixtures/test-group.js';
 
-function group(name: string, count: number, preRegistered = false): GroupSpec {
-  return {
-    name,
-    count,
-    api: 'v2',
-    eveVersion: '14.5.2-kvm-amd64',
-    preRegistered,
-    logFormat: 'newlogs',
-    logLinesPerSec: 0,
-    flowlogIntervalMs: 120_000,
-    apps: [],
-    configItems: {},
-    globalProfile: '',
-    hardware: { ncpu: 2, memoryMB: 1024, storageMB: 1024, model: 'm', manufacturer: 'x' },
-    appStepMs: 100,
-  };
-}
+const group = (name: string, count: number, preRegistered = false): GroupSpec => testGroup(name, count, { preRegistered });
 
 function scenario(over: Partial<Scenario> = {}): Scenario {
   return {

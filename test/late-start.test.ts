@@ -12,9 +12,10 @@ import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
 import type { ShardTask } from '../src/fleet/worker-protocol.js';
 import { TimedTransport } from '../src/transport/timed-transport.js';
 import type { RequestOutcome } from '../src/transport/request-observer.js';
-import type { GroupSpec, Scenario } from '../src/scenario/scenario-types.js';
+import type { Scenario } from '../src/scenario/scenario-types.js';
 import { BEHAVIOUR, FakeController, FakeTime, T0, fixtures } from './device-harness.js';
 import { LateScheduler } from './fakes/late-scheduler.js';
+import { testGroup as group } from './fixtures/test-group.js';
 
 describe('VirtualDevice.start(dueAt)', () => {
   it('with a scheduler that fires 2 s late, the first request is due at the arrival time and its latency includes the lateness', async () => {
@@ -71,23 +72,6 @@ describe('VirtualDevice.start(dueAt)', () => {
 
 // ---- the shard passes each device its scheduled arrival time ----
 
-function group(name: string, count: number): GroupSpec {
-  return {
-    name,
-    count,
-    api: 'v2',
-    eveVersion: '14.5.2-kvm-amd64',
-    preRegistered: false,
-    logFormat: 'newlogs',
-    logLinesPerSec: 0,
-    flowlogIntervalMs: 120_000,
-    apps: [],
-    configItems: {},
-    globalProfile: '',
-    hardware: { ncpu: 2, memoryMB: 1024, storageMB: 1024, model: 'm', manufacturer: 'x' },
-    appStepMs: 100,
-  };
-}
 
 class StartRecordingDevice implements FleetDevice {
   static starts: { index: number; dueAt: Millis | undefined; at: Millis }[] = [];
