@@ -3,7 +3,7 @@
 // of each worker. The metrics server, the progress view and the run summary all read from here.
 
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
-import { emptyLifecycleCounts, LIFECYCLES, type FleetDelta, type LoopStats, type StatusClass } from '../fleet/fleet-delta.js';
+import { emptyLifecycleCounts, LIFECYCLES, type FleetDelta, type StatusClass } from '../fleet/fleet-delta.js';
 import { addSparse, newLatencyHistogram, type LatencyHistogram, type SparseHistogram } from '../fleet/latency-histogram.js';
 // Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
@@ -28,16 +28,9 @@ export interface EndpointTotals {
   hist: LatencyHistogram;
 }
 
-export interface WorkerGauges {
-  workerId: number;
-  lifecycle: Record<DeviceLifecycle, number>;
-  onboardedEver: number;
-  started: number;
-  shardSize: number;
-  queueBacklog: Record<string, number>;
-  undelivered: Record<string, number>;
-  loop: LoopStats;
-  pendingTimers: number;
+/** The latest gauges of a worker (as its last delta gave them), and its loop figures over the run. */
+export interface WorkerGauges
+  extends Pick<FleetDelta, 'workerId' | 'lifecycle' | 'onboardedEver' | 'started' | 'shardSize' | 'queueBacklog' | 'undelivered' | 'loop' | 'pendingTimers'> {
   /** Worst interval p99 / max event-loop lag and mean busy share over the run. */
   worstLoopP99Ms: number;
   worstLoopMaxMs: number;
