@@ -6,7 +6,7 @@
 
 import type { IssueCollector } from './issue-collector.js';
 import { parseShare, parseSpeed } from './build-lps.js';
-import { parseDuration } from './parse-duration.js';
+import { durationOf } from './parse-duration.js';
 import { didYouMean } from './suggest.js';
 
 type Obj = Record<string, unknown>;
@@ -133,14 +133,5 @@ function checkWindow(w: Obj, path: (string | number)[], issues: IssueCollector):
   if (every === 0) issues.error([...path, 'every'], 'must be longer than 0s');
   if (every !== undefined && lasting !== undefined && lasting >= every) {
     issues.error([...path, 'lasting'], `must be shorter than "every" (${String(w.every)})`);
-  }
-}
-
-function durationOf(v: unknown): number | undefined {
-  if (typeof v !== 'string') return undefined;
-  try {
-    return parseDuration(v);
-  } catch {
-    return undefined;
   }
 }

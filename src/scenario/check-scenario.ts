@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkConfigItem } from './config-items.js';
-import { formatDuration, parseDuration } from './parse-duration.js';
+import { durationOf, formatDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
 import { parseThreshold } from './parse-threshold.js';
 import type { IssueCollector } from './issue-collector.js';
@@ -189,12 +189,3 @@ function checkTarget(target: unknown, issues: IssueCollector, opts: CheckOptions
   }
 }
 
-/** ms of a duration string, undefined if absent or malformed (the schema reports those). */
-function durationOf(v: unknown): number | undefined {
-  if (typeof v !== 'string') return undefined;
-  try {
-    return parseDuration(v);
-  } catch {
-    return undefined;
-  }
-}

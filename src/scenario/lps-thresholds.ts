@@ -7,15 +7,8 @@
 
 import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
 import type { ThresholdValueKind } from './parse-threshold.js';
+import { REQUEST_STATS } from './request-threshold-stats.js';
 
-const REQUEST_STATS: Record<string, ThresholdValueKind> = {
-  p50: 'latency-ms',
-  p90: 'latency-ms',
-  p99: 'latency-ms',
-  max: 'latency-ms',
-  count: 'count',
-  rate: 'per-second',
-};
 
 export const LPS_THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string, ThresholdValueKind>>>> = {
   ...Object.fromEntries(LPS_ENDPOINT_KEYS.map((k) => [k, REQUEST_STATS])),

@@ -30,6 +30,11 @@ export function parseDuration(text: string): number {
 }
 
 /** Milliseconds, or undefined when the text is not a duration (for callers that word their own error). */
+/** ms of a duration string; undefined if absent, not a string or malformed (the schema reports those). */
+export function durationOf(v: unknown): number | undefined {
+  return typeof v === 'string' ? tryParseDuration(v) : undefined;
+}
+
 export function tryParseDuration(text: string): number | undefined {
   try {
     return parseDuration(text);

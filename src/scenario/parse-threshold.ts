@@ -13,22 +13,15 @@ import { didYouMean } from './suggest.js';
 import { ATTESTATION_THRESHOLD_SUBJECTS } from './attestation-thresholds.js';
 import { LPS_THRESHOLD_SUBJECTS } from './lps-thresholds.js';
 import { checkApiTaggable, splitApiTag } from './api-thresholds.js';
+import { REQUEST_STATS } from './request-threshold-stats.js';
 
 /** What a threshold's number measures, which decides how its value is written and shown. */
 export type ThresholdValueKind = 'latency-ms' | 'count' | 'per-second' | 'fraction';
 
-const ENDPOINT_STATS: Record<string, ThresholdValueKind> = {
-  p50: 'latency-ms',
-  p90: 'latency-ms',
-  p99: 'latency-ms',
-  max: 'latency-ms',
-  count: 'count',
-  rate: 'per-second',
-};
 
 /** Every subject and the stats it has. Endpoint keys and `all` share the request stats. */
 export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string, ThresholdValueKind>>>> = {
-  ...Object.fromEntries([...ENDPOINT_KEYS, 'all'].map((k) => [k, ENDPOINT_STATS])),
+  ...Object.fromEntries([...ENDPOINT_KEYS, 'all'].map((k) => [k, REQUEST_STATS])),
   errors: { rate: 'fraction', count: 'count' },
   onboarded: { ratio: 'fraction', count: 'count' },
   devices: { total: 'count' },
