@@ -17,6 +17,7 @@ import { TransportError } from '../device/ports.js';
 import { ConnectPacer } from './connect-pacer.js';
 import { makePacedConnector, type ConnectorCounters } from './paced-connector.js';
 import { toTransportError } from './transport-errors.js';
+import type { ControllerClientOptions } from './controller-client-options.js';
 
 /**
  * EVE's client TLS settings (eve-wire-facts §13.1): TLS >= 1.2, and for 1.2 only these two suites.
@@ -30,39 +31,17 @@ export const EVE_TLS_CIPHERS = [
   'ECDHE-RSA-AES128-GCM-SHA256',
 ].join(':');
 
-export interface ControllerTransportOptions {
-  /** Controller base URL, e.g. 'https://controller.example:443' (a path prefix is kept). */
-  baseUrl: string;
-  /** Controller root CA certificate(s), PEM. Trusted in addition to the system roots. */
-  caPem?: string | readonly string[];
+export interface ControllerTransportOptions extends ControllerClientOptions {
   /** Also trust Node's bundled root CAs, as EVE trusts the system store. Default true. */
   trustSystemRoots?: boolean;
-  /** Do not verify the server certificate at all. The caller must warn loudly. Default false. */
-  insecureSkipVerify?: boolean;
-  /** TLS server name (SNI and verification) when it differs from the URL host. */
-  servername?: string;
   /** Most pooled connections. Default 64. */
   connections?: number;
-  /** Whole-request deadline from hand-over to last body byte. Default 120 000 (timer.send.timeout). */
-  timeoutMs?: number;
-  /** TCP connect plus TLS handshake. Default 10 000 (timer.dial.timeout). */
-  connectTimeoutMs?: number;
-  /** Larger response bodies fail with TransportError('body-too-large'). Default 16 MiB. */
-  maxBodyBytes?: number;
   /**
    * Idle pooled sockets close after this (sooner if the server's Keep-Alive header asks). Default
    * 15 000: below common load-balancer idle timeouts (60 s and up), so we close first and a POST
    * is not written into a socket the server has just dropped.
    */
   keepAliveTimeoutMs?: number;
-  /** Most TLS handshakes in flight at once. Default 16. */
-  maxConcurrentConnects?: number;
-  /** Random delay bound for connects that are part of a burst. Default 250. */
-  connectJitterMs?: number;
-  /** OpenSSL cipher string. Default EVE_TLS_CIPHERS. */
-  tlsCiphers?: string;
-  /** Uniform [0, 1) for connect jitter; injectable for tests. */
-  random?: () => number;
 }
 
 export interface ControllerTransportStats extends ConnectorCounters {

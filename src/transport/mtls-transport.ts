@@ -23,6 +23,7 @@ import type { ClientCertKind, Transport, TransportRequest, TransportResponse } f
 import { ConnectPacer } from './connect-pacer.js';
 import { EVE_TLS_CIPHERS, Exchange, parseBaseUrl, type ExchangeOwner } from './controller-transport.js';
 import { makePacedConnector, type ConnectorCounters } from './paced-connector.js';
+import type { ControllerClientOptions } from './controller-client-options.js';
 
 /** The certificates a device can present. Key objects are made once per device (identity layer). */
 export interface ClientIdentity {
@@ -32,11 +33,7 @@ export interface ClientIdentity {
   deviceKey: KeyObject;
 }
 
-export interface PerDeviceTransportOptions {
-  /** Controller base URL, e.g. 'https://controller.example:443' (a path prefix is kept). */
-  baseUrl: string;
-  /** Controller root CA certificate(s), PEM. */
-  caPem?: string | readonly string[];
+export interface PerDeviceTransportOptions extends ControllerClientOptions {
   /**
    * Also trust Node's bundled root CAs, as EVE trusts the system store. Default false when caPem
    * is given: every device has a context of its own, and the bundled roots add about 5 KiB and
@@ -44,32 +41,14 @@ export interface PerDeviceTransportOptions {
    * certificates per device: about 950 KiB and 95 ms each). Without caPem the system store is used.
    */
   trustSystemRoots?: boolean;
-  /** Do not verify the server certificate at all. The caller must warn loudly. Default false. */
-  insecureSkipVerify?: boolean;
-  /** TLS server name (SNI and verification) when it differs from the URL host. */
-  servername?: string;
   /** The certificates of a device by fleet index; needed only by requests that carry clientCert. */
   identityOf?: (deviceIndex: number) => ClientIdentity | undefined;
-  /** Whole-request deadline from hand-over to last body byte. Default 120 000 (timer.send.timeout). */
-  timeoutMs?: number;
-  /** TCP connect plus TLS handshake. Default 10 000 (timer.dial.timeout). */
-  connectTimeoutMs?: number;
-  /** Larger response bodies fail with TransportError('body-too-large'). Default 16 MiB. */
-  maxBodyBytes?: number;
   /**
    * An idle device connection closes after this (sooner if the server's Keep-Alive header asks).
    * Default 90 000, Go's default idle-connection timeout (EVE's client is Go's): a device that
    * talks every minute keeps its connection.
    */
   keepAliveTimeoutMs?: number;
-  /** Most TLS handshakes in flight at once over all devices. Default 16. */
-  maxConcurrentConnects?: number;
-  /** Random delay bound for connects that are part of a burst. Default 250. */
-  connectJitterMs?: number;
-  /** OpenSSL cipher string. Default EVE_TLS_CIPHERS. */
-  tlsCiphers?: string;
-  /** Uniform [0, 1) for connect jitter; injectable for tests. */
-  random?: () => number;
 }
 
 export interface PerDeviceTransportStats extends ConnectorCounters {
