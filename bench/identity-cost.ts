@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { positiveIntArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
 
 const n = positiveIntArg('devices', 500);
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-identity-cost-'));
@@ -21,8 +22,7 @@ try {
   const inMemory = time(() => FleetIdentityStore.open({ seed: 'mem' }).devices(0, n));
   const created = time(() => FleetIdentityStore.open({ seed: 'disk', stateDir: dir }).devices(0, n));
   const loaded = time(() => FleetIdentityStore.open({ seed: 'disk', stateDir: dir }).devices(0, n));
-  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`machine: ${cpu}, ${os.availableParallelism()} cores, Node ${process.version}`);
+  console.log(`machine: ${machineDescription()}`);
   console.log(`${n} devices: create ${inMemory.toFixed(2)} ms/device in memory, ${created.toFixed(2)} ms/device with state files; load ${loaded.toFixed(2)} ms/device`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -20,6 +20,7 @@ import { startControllerInThread } from '../src/servers/controller/controller-th
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
 
 const devices = positiveIntArg('devices', 10000);
 const durationMs = parseDuration(stringArg('duration', '12m'));
@@ -49,8 +50,7 @@ const lag = Math.max(...w.map((x) => x.eventLoopLagP99Ms));
 const settled = w.map((x) => x.settledKiBPerDevice).filter((x): x is number => x !== undefined);
 const perDevice = settled.length ? Math.max(...settled) : undefined;
 
-const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-console.log(`machine: ${cpu}, ${os.availableParallelism()} cores, Node ${process.version}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`);
+console.log(`machine: ${machineDescription()}`);
 console.log(
   `run: ${s.devices.total} devices (${s.devices.onboarded} onboarded) arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ` +
     `${(durationMs / 1000).toFixed(0)} s + drain, ${wallS.toFixed(0)} s wall, exit ${exitCode}`,

@@ -21,12 +21,12 @@
 import { fork } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { createDeviceCertificate } from '../src/identity/eve-certificates.js';
 import { makeLoopbackTls } from '../src/transport/loopback-tls.js';
 import { PerDeviceTransport, type ClientIdentity } from '../src/transport/mtls-transport.js';
+import { machineDescription } from './machine.js';
 
 // ------------------------------------------------------------------------------------------------
 // Child process: the loopback server (TLS for part 1, HTTPS for part 2), asking for client certs.
@@ -189,9 +189,7 @@ async function main(): Promise<void> {
     child.send({ key: material.keyPem, cert: material.certPem } satisfies ServerSetup);
   });
 
-  const cpu = os.cpus();
-  console.log(`machine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, OpenSSL ${process.versions.openssl}, ${os.platform()} ${os.arch()}`);
-  console.log(`load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other jobs share the machine)`);
+  console.log(`machine: ${machineDescription()} (at start; other jobs share the machine)`);
 
   // ---- part 1: handshakes per CPU-second ----
   const [dev] = makeDevices(1);

@@ -11,11 +11,12 @@
 
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EK_CONCURRENCY, provisionTpms } from '../src/fleet/tpm-provisioning.js';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { positiveIntArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
 
 /** Runs `work` while a 1 ms timer watches the loop; the longest gap between its ticks, ms. */
 async function withLoopWatch<T>(work: () => Promise<T> | T): Promise<{ result: T; maxGapMs: number; wallMs: number }> {
@@ -40,7 +41,7 @@ const N = positiveIntArg('devices', 16);
 const f1 = (x: number) => x.toFixed(1);
 
 console.log('# TPM device identity material: first run and second run');
-console.log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(`machine: ${machineDescription()}`);
 console.log(`${N} devices; UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`);
 
 const stateDir = mkdtempSync(join(tmpdir(), 'evesim-bench-prov-'));

@@ -6,7 +6,7 @@
 
 import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -14,6 +14,7 @@ import { EkStore } from '../src/tpm/ek-store.js';
 import { measuredBoot } from '../src/tpm/measured-boot.js';
 import { SoftTpm } from '../src/tpm/soft-tpm.js';
 import { positiveIntArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
 
 const QUOTE_TARGET_US = 150;
 const MEMORY_TARGET_BYTES = 4096;
@@ -48,7 +49,7 @@ const ROUNDS = 5;
 const BUILD = { eveVersion: '14.5.2-kvm-amd64', firmwareVersion: 'EDK II-1.16-02/02/2024' };
 
 console.log('# software TPM benchmark');
-console.log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(`machine: ${machineDescription()}`);
 
 // ---- CPU per quote vs a bare ECDSA sign -------------------------------------------------------
 const keys: KeyObject[] = Array.from({ length: KEY_POOL }, () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);

@@ -16,7 +16,6 @@ import { fork } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { TransportRequest } from '../src/device/ports.js';
@@ -27,6 +26,7 @@ import { makeLoopbackTls } from '../src/transport/loopback-tls.js';
 import type { RequestObserver, RequestOutcome } from '../src/transport/request-observer.js';
 import { TimedTransport } from '../src/transport/timed-transport.js';
 import type { metrics } from '../src/gen/eve-types.js';
+import { machineDescription } from './machine.js';
 
 const CONTENT_TYPE = 'application/x-proto-binary';
 const DEVICE_UUID = '6ae3b91c-2f4d-4c8e-9b57-0d1e2f3a4b5c';
@@ -267,9 +267,8 @@ async function main(): Promise<void> {
   const tEncode = microBench(5000, () => Msg.ZMetricMsg.encode(metricMsg));
   const stats = controller.stats();
 
-  const cpu = os.cpus();
   console.log('evesim upload-cost: client CPU per signed v2 upload (HTTPS, loopback, server in a child process)');
-  console.log(`machine   ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version}, ${os.platform()} ${os.arch()}`);
+  console.log(`machine   ${machineDescription()}`);
   console.log(
     `setup     ${args.rounds} rounds x ${args.requests} requests each side, concurrency ${args.concurrency}, ` +
       `payload ZMetricMsg ${payload.byteLength} B, sealed AuthContainer ${sealedSize} B`,
