@@ -9,7 +9,8 @@
 // label beside them, as it is in Prometheus (`api="v1"`).
 
 import type { FleetDelta } from '../fleet/fleet-delta.js';
-import { addSparse, newLatencyHistogram, percentileMs, type LatencyHistogram } from '../fleet/latency-histogram.js';
+import { addSparse, newLatencyHistogram, type LatencyHistogram } from '../fleet/latency-histogram.js';
+import { endpointStats } from './endpoint-stats.js';
 import type { ApiLabel, ApiVersion } from '../protocol/api-version.js';
 import { API_LABELS } from '../protocol/api-version.js';
 import type { EndpointStats } from './summary-json.js';
@@ -101,14 +102,14 @@ export class ApiBreakdown {
       const sum = { count: 0, errors: 0, expected: 0 };
       for (const [endpoint, lane] of t?.endpoints ?? []) {
         const by = byEndpoint.get(endpoint) ?? { byStatus: {}, byError: {} };
-        endpoints[endpoint] = statsOf(lane.hist, lane, seconds, by.byStatus, by.byError);
+        endpoints[endpoint] = endpointStats(lane.hist, lane, seconds, by.byStatus, by.byError);
         sum.count += lane.count;
         sum.errors += lane.errors;
         sum.expected += lane.expected;
       }
       const entry: ApiSummary = {
         endpoints,
-        overall: t ? statsOf(t.all, sum, seconds, overallStatus, overallError) : emptyEndpointStats(),
+        overall: t ? endpointStats(t.all, sum, seconds, overallStatus, overallError) : emptyEndpointStats(),
       };
       if (api !== 'lps') entry.devices = { total: total ?? 0, onboarded: this.onboardedEver(api) };
       out[api] = entry;
@@ -130,25 +131,3 @@ export function devicesByApi(groups: readonly { api: ApiVersion; count: number }
   return out;
 }
 
-function statsOf(
-  hist: LatencyHistogram,
-  n: { count: number; errors: number; expected: number },
-  seconds: number,
-  byStatus: Record<string, number>,
-  byError: Record<string, number>,
-): EndpointStats {
-  if (n.count === 0) return { ...emptyEndpointStats(), byStatus, byError };
-  const r3 = (v: number) => Math.round(v * 1000) / 1000;
-  return {
-    count: n.count,
-    errors: n.errors,
-    expected: n.expected,
-    rate: seconds > 0 ? n.count / seconds : 0,
-    p50_ms: r3(percentileMs(hist, 50)),
-    p90_ms: r3(percentileMs(hist, 90)),
-    p99_ms: r3(percentileMs(hist, 99)),
-    max_ms: r3(percentileMs(hist, 100)),
-    byStatus,
-    byError,
-  };
-}

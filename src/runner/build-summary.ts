@@ -5,8 +5,7 @@
 import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
 import type { DrainSummary, EndpointStats, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
-import { emptyEndpointStats } from './summary-json.js';
-import { percentileMs, type LatencyHistogram } from '../fleet/latency-histogram.js';
+import { endpointStats } from './endpoint-stats.js';
 
 export interface SummaryInputs {
   scenario: { name: string; file: string; seed: number };
@@ -47,12 +46,12 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
   let totalExpected = 0;
   for (const e of agg.endpoints.values()) {
     const by = byEndpoint.get(e.endpoint) ?? { byStatus: {}, byError: {} };
-    endpoints[e.endpoint] = stats(e.hist, e.count, e.errors, e.expected, seconds, by.byStatus, by.byError);
+    endpoints[e.endpoint] = endpointStats(e.hist, e, seconds, by.byStatus, by.byError);
     totalCount += e.count;
     totalErrors += e.errors;
     totalExpected += e.expected;
   }
-  const overall = stats(agg.all, totalCount, totalErrors, totalExpected, seconds, overallStatus, overallError);
+  const overall = endpointStats(agg.all, { count: totalCount, errors: totalErrors, expected: totalExpected }, seconds, overallStatus, overallError);
   const rejections: ExpectedRejection[] = [...agg.expected]
     .map(([key, count]) => {
       const [endpoint, status, reason] = key.split('|') as [string, string, string];
@@ -88,37 +87,9 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
   };
 }
 
-function stats(
-  hist: LatencyHistogram,
-  count: number,
-  errors: number,
-  expected: number,
-  seconds: number,
-  byStatus: Record<string, number>,
-  byError: Record<string, number>,
-): EndpointStats {
-  if (count === 0) return { ...emptyEndpointStats(), byStatus, byError };
-  return {
-    count,
-    errors,
-    expected,
-    rate: seconds > 0 ? count / seconds : 0,
-    p50_ms: round3(percentileMs(hist, 50)),
-    p90_ms: round3(percentileMs(hist, 90)),
-    p99_ms: round3(percentileMs(hist, 99)),
-    max_ms: round3(percentileMs(hist, 100)),
-    byStatus,
-    byError,
-  };
-}
-
 function splitKey(key: string): [string, string] {
   const i = key.indexOf('|');
   return [key.slice(0, i), key.slice(i + 1)];
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 function withoutZeros<K extends string>(r: Record<K, number>): Partial<Record<K, number>> {
