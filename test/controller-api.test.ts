@@ -22,6 +22,7 @@ import { appObjectUuids } from '../src/servers/controller/derived-uuid.js';
 import { createControllerServer, type ControllerServer } from '../src/servers/controller/controller-server.js';
 import { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 import type { GroupSpec } from '../src/scenario/scenario-types.js';
+import { testGroup } from './fixtures/test-group.js';
 
 const NOW = Date.now();
 const SEED = 'controller-api-test';
@@ -80,15 +81,8 @@ function registerBody(d: DeviceIdentityMaterial, deviceCertPem = d.deviceCertPem
   return sealRequest(payload, { key: d.onboardKey, certDerHash: d.onboardCertHash, senderCertB64Pem: d.onboardCertB64Pem });
 }
 
-const GROUP: GroupSpec = {
-  name: 'edge',
-  count: 3,
-  api: 'v2',
-  eveVersion: '14.5.2-kvm-amd64',
-  preRegistered: false,
-  logFormat: 'newlogs',
+const GROUP: GroupSpec = testGroup('edge', 3, {
   logLinesPerSec: 1,
-  flowlogIntervalMs: 120_000,
   apps: [
     { name: 'nginx-gateway', activate: true, profiles: [], logLinesPerSec: 1, flowsPerMessage: 2 },
     { name: 'modbus-collector', activate: false, profiles: ['lab'], logLinesPerSec: 0, flowsPerMessage: 0 },
@@ -96,8 +90,7 @@ const GROUP: GroupSpec = {
   configItems: { 'timer.config.interval': '60', 'timer.metric.interval': '30' },
   globalProfile: 'prod',
   hardware: { ncpu: 4, memoryMB: 8192, storageMB: 65536, model: 'SimBox 3000', manufacturer: 'evesim labs' },
-  appStepMs: 100,
-};
+});
 
 describe('embedded controller device API', () => {
   let stateDir: string;

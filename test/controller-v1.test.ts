@@ -22,6 +22,7 @@ import { appObjectUuids } from '../src/servers/controller/derived-uuid.js';
 import { createControllerServer, type ControllerServer } from '../src/servers/controller/controller-server.js';
 import { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 import type { GroupSpec } from '../src/scenario/scenario-types.js';
+import { testGroup } from './fixtures/test-group.js';
 
 const NOW = Date.now();
 const SEED = 'controller-v1-test';
@@ -84,21 +85,15 @@ function registerMsg(d: DeviceIdentityMaterial, deviceCertPem = d.deviceCertPem)
   });
 }
 
-const GROUP: GroupSpec = {
-  name: 'old-edge',
-  count: 3,
+const GROUP: GroupSpec = testGroup('old-edge', 3, {
   api: 'v1',
   eveVersion: '9.4.0-kvm-amd64',
-  preRegistered: false,
   logFormat: 'legacy',
   logLinesPerSec: 1,
-  flowlogIntervalMs: 120_000,
   apps: [{ name: 'nginx-gateway', activate: true, profiles: [], logLinesPerSec: 1, flowsPerMessage: 2 }],
   configItems: { 'timer.config.interval': '60' },
-  globalProfile: '',
   hardware: { ncpu: 2, memoryMB: 4096, storageMB: 32768, model: 'OldBox', manufacturer: 'evesim labs' },
-  appStepMs: 100,
-};
+});
 
 describe('embedded controller API v1 (mutual TLS)', () => {
   let stateDir: string;

@@ -20,6 +20,7 @@ import type { GroupSpec } from '../src/scenario/scenario-types.js';
 import { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 import { createControllerServer, type ControllerServer } from '../src/servers/controller/controller-server.js';
 import { PerDeviceTransport } from '../src/transport/mtls-transport.js';
+import { testGroup } from './fixtures/test-group.js';
 
 const SEED = 'device-v1-test';
 
@@ -34,21 +35,13 @@ const BEHAVIOUR: DeviceBehaviour = {
   hardware: { ncpu: 2, memoryMB: 2048, storageMB: 8192, model: 'OldBox', manufacturer: 'evesim' },
 };
 
-const GROUP: GroupSpec = {
-  name: 'old',
-  count: 3,
+const GROUP: GroupSpec = testGroup('old', 3, {
   api: 'v1',
   eveVersion: '9.4.0-kvm-amd64',
-  preRegistered: false,
   logFormat: 'legacy',
   logLinesPerSec: 1,
-  flowlogIntervalMs: 120_000,
-  apps: [],
-  configItems: {},
-  globalProfile: '',
   hardware: BEHAVIOUR.hardware,
-  appStepMs: 100,
-};
+});
 
 /** Rewrites the client certificate of every request that asks for the device certificate. */
 class WrongCertificate implements Transport {
