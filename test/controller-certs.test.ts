@@ -17,8 +17,9 @@ import { openResponse, openUnverified, sealResponse } from '../src/protocol/enve
 import { loadOrCreateControllerPki } from '../src/identity/controller-pki.js';
 import { issueCertificate, randomSerial, type ExtKeyUsageName } from '../src/identity/certificate.js';
 import { generateP256 } from '../src/identity/keys.js';
+import { VECTORS_DIR } from './vectors-dir.js';
 
-const V = '/work/shared/vectors';
+const V = VECTORS_DIR;
 const pem = (name: string): string => readFileSync(join(V, 'pki', name), 'utf8');
 const T = certs.ZCertType;
 const vectorMsg = (): certs.ZControllerCert => Msg.ZControllerCert.decode(readFileSync(join(V, 'proto/certs/ZControllerCert.bin')));

@@ -17,8 +17,9 @@ import {
 import { pemSha256, senderCertHash, toHex, trimPem } from '../src/protocol/cert-hash.js';
 import { certificateDer } from '../src/protocol/pem.js';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
+import { VECTORS_DIR } from './vectors-dir.js';
 
-const V = '/work/shared/vectors';
+const V = VECTORS_DIR;
 const vec = (p: string): Uint8Array => new Uint8Array(readFileSync(join(V, p)));
 const pem = (name: string): string => readFileSync(join(V, 'pki', name), 'utf8');
 

@@ -20,8 +20,9 @@ import {
 } from '../src/protocol/newlogs.js';
 import { goJsonString } from '../src/protocol/go-json.js';
 import { exactBytes } from '../src/protocol/exact-bytes.js';
+import { vectorPath } from './vectors-dir.js';
 
-const DIR = '/work/shared/vectors/newlogs';
+const DIR = vectorPath('newlogs');
 const VECTORS = [
   'dev.log.1779268320000.gz',
   'app.a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61.log.1779268330000.gz',

@@ -11,8 +11,9 @@ import { Msg } from '../src/protocol/messages.js';
 import { decodeExchange, decodeRecordedBody, type DecodedBody } from '../src/transport/record-decode.js';
 import { readRecording, type RecordedExchange } from '../src/transport/record-reader.js';
 import { RecordWriter } from '../src/transport/record-writer.js';
+import { VECTORS_DIR } from './vectors-dir.js';
 
-const VECTORS = '/work/shared/vectors';
+const VECTORS = VECTORS_DIR;
 const bin = (p: string): Uint8Array => new Uint8Array(readFileSync(path.join(VECTORS, 'proto', p)));
 const json = (p: string): Record<string, unknown> => JSON.parse(readFileSync(path.join(VECTORS, p), 'utf8'));
 

@@ -1,7 +1,8 @@
 // Independent cross-check (tpm-facts §10): quotes made by our SoftTpm, written as tpm2-tools files,
 // must be accepted by tpm2_checkquote from tpm2-tools, and a wrong nonce, a changed PCR, a changed
-// message, a wrong key or a foreign event log must be rejected. Needs the Debian package tpm2-tools;
-// without it these tests FAIL (they never skip).
+// message, a wrong key or a foreign event log must be rejected. Needs the Debian package tpm2-tools:
+// without it the tests are skipped with a visible reason, except when CI is set (.ci/run installs it),
+// where its absence fails them.
 
 import { spawnSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
@@ -18,15 +19,21 @@ const BUILD = { eveVersion: '14.5.2-kvm-amd64', firmwareVersion: 'EDK II-1.16-02
 const T0 = 1_779_000_000_000;
 
 const INSTALL_HINT = 'tpm2_checkquote not found: install tpm2-tools (apt-get install -y tpm2-tools) to run the TPM cross-check';
-let version: string | null | undefined;
+
+/** The tool's version line, or null when tpm2-tools is not installed. */
+function probeCheckquote(): string | null {
+  const r = spawnSync('tpm2_checkquote', ['--version'], { encoding: 'utf8' });
+  return r.error || r.status !== 0 ? null : r.stdout.trim();
+}
+const version = probeCheckquote();
+// In CI the cross-check is mandatory; on a developer's machine without tpm2-tools it is skipped, loudly.
+const mandatory = Boolean(process.env['CI']);
+const skip = version === null && !mandatory;
+if (skip) console.warn(`SKIPPED: the tpm2_checkquote cross-check (9 tests). ${INSTALL_HINT}`);
 
 /** The tool's version line; throws (failing the test) when tpm2-tools is missing. */
 function requireCheckquote(): string {
-  if (version === undefined) {
-    const r = spawnSync('tpm2_checkquote', ['--version'], { encoding: 'utf8' });
-    version = r.error || r.status !== 0 ? null : r.stdout.trim();
-  }
-  if (version === null) throw new Error(INSTALL_HINT);
+  if (version === null) throw new Error(`${INSTALL_HINT}${mandatory ? ' (CI is set, so the cross-check is mandatory)' : ''}`);
   return version;
 }
 
@@ -71,7 +78,11 @@ function quoteFiles(root: string, name: string, d: Device, nonce: Uint8Array, no
   });
 }
 
-describe('tpm2_checkquote cross-check (REQUIRES tpm2-tools: apt-get install -y tpm2-tools)', () => {
+const title = skip
+  ? 'tpm2_checkquote cross-check: SKIPPED, tpm2-tools is not installed (apt-get install -y tpm2-tools; mandatory when CI is set)'
+  : 'tpm2_checkquote cross-check (tpm2-tools)';
+
+describe.skipIf(skip)(title, () => {
   let root = '';
   const nonce = new Uint8Array(Buffer.from('9c41f07be2d3', 'latin1'));
   const nonceHex = Buffer.from(nonce).toString('hex');

@@ -4,8 +4,7 @@
 import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ByteWriter } from '../src/tpm/byte-writer.js';
@@ -24,6 +23,7 @@ import { parseQuoteAttest } from '../src/tpm/tpms-attest.js';
 import { objectName, primaryQualifiedName } from '../src/tpm/tpm-name.js';
 import { marshalTpm2bPublic, parseTpm2bPublic, type EccPublic, type RsaPublic } from '../src/tpm/tpm-public.js';
 import { TPM_ALG_SHA1, TPM_RH_OWNER } from '../src/tpm/tpm-constants.js';
+import { vectorPath } from './vectors-dir.js';
 
 const BUILD = { eveVersion: '14.5.2-kvm-amd64', firmwareVersion: 'EDK II-1.16-02/02/2024' };
 const T0 = 1_779_000_000_000;
@@ -286,7 +286,7 @@ describe('EK store (fleet state directory)', () => {
   it('makes the TCG L-1 public area: same size and bytes as swtpm’s EK except the modulus', () => {
     const store = EkStore.open({ stateDir: root, seed: 'seed-1' });
     const ours = store.ek(3).tpm2bPublic;
-    const swtpm = new Uint8Array(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'vectors', 'tpm', 'eve-quote', 'ek.tpm2b_public.bin')));
+    const swtpm = new Uint8Array(readFileSync(vectorPath('tpm', 'eve-quote', 'ek.tpm2b_public.bin')));
     expect(ours.length).toBe(swtpm.length);
     const MOD_AT = 316 - 256;
     expect(hex(ours.subarray(0, MOD_AT))).toBe(hex(swtpm.subarray(0, MOD_AT)));

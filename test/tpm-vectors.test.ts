@@ -1,10 +1,9 @@
-// The TPM structures against real bytes from swtpm and tpm2-tools (../shared/vectors/tpm, see its
+// The TPM structures against real bytes from swtpm and tpm2-tools (test/vectors/tpm, see its
 // README): every parser reproduces the decoded fields, every writer reproduces the real bytes.
 
 import { createPublicKey, verify } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { TpmParseError } from '../src/tpm/byte-reader.js';
@@ -32,14 +31,14 @@ import {
   TPM_RH_ENDORSEMENT,
   TPM_RH_OWNER,
 } from '../src/tpm/tpm-constants.js';
+import { vectorPath } from './vectors-dir.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const tpmDir = path.join(repoRoot, '..', 'shared', 'vectors', 'tpm');
+const tpmDir = vectorPath('tpm');
 const QUOTES = ['eve-quote', 'swtpm-ak-quote'] as const;
 
 function file(dir: string, name: string): Uint8Array {
   const p = path.join(tpmDir, dir, name);
-  if (!existsSync(p)) throw new Error(`TPM vector missing: ${p} (the shared folder next to the repository)`);
+  if (!existsSync(p)) throw new Error(`TPM vector missing: ${p} (test/vectors/, checked in)`);
   return new Uint8Array(readFileSync(p));
 }
 const json = (dir: string, name: string): any => JSON.parse(Buffer.from(file(dir, name)).toString('utf8'));
