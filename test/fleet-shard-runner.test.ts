@@ -107,6 +107,27 @@ class FakeDevice implements FleetDevice {
   }
 }
 
+/** A device whose one queued message is delivered on a scheduler wake-up after drain() is called. */
+class DrainingDevice extends FakeDevice {
+  private queued = 1;
+  private draining = false;
+  constructor(private readonly opts: DeviceOptions) {
+    super(opts);
+  }
+  drain(): void {
+    this.draining = true;
+    this.opts.scheduler.at(this.opts.clock.now() + 20, () => {
+      this.queued = 0;
+    });
+  }
+  get drained(): boolean {
+    return this.draining && this.queued === 0;
+  }
+  override backlog() {
+    return { info: this.queued, logs: 0, flowlog: 0 };
+  }
+}
+
 class FakeTransport implements Transport {
   requests = 0;
   destroyed = false;
@@ -195,5 +216,22 @@ describe('ShardRunner', () => {
     const result = await runner.run(t0);
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(result.totals.requests).toBeGreaterThan(0);
+  });
+
+  it('endRunPhase() ends the run phase early, and the graceful stop still runs its timers', async () => {
+    const task: ShardTask = {
+      workerId: 1,
+      scenario: scenario({ durationMs: 600_000, gracefulStopMs: 60_000, groups: [group('a', 2)], timeline: [] }),
+      shard: { firstIndex: 0, count: 2, stride: 1 },
+      target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+    };
+    const runner = new ShardRunner(task, { createDevice: (o) => new DrainingDevice(o), createTransport: () => new FakeTransport(), post: () => {} });
+    await runner.prepare();
+    setTimeout(() => runner.endRunPhase(), 150);
+    const result = await runner.run(Date.now());
+    // The drain ended because both devices delivered (their wake-ups fired), not at its limit.
+    expect(result.drain?.complete).toBe(true);
+    expect(result.drain?.leftAtStop).toEqual({ info: 0, logs: 0, flowlog: 0 });
+    expect(result.drain!.ms).toBeLessThan(60_000);
   });
 });

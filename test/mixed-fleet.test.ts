@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
+import type { EndpointKey } from '../src/protocol/endpoints.js';
+import { info } from '../src/gen/eve-types.js';
 import { ShardRunner } from '../src/fleet/shard-runner.js';
 import type { ShardResult, ShardTask, WorkerToMain } from '../src/fleet/worker-protocol.js';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
@@ -80,6 +82,36 @@ const GROUPS: GroupSpec[] = [
 const V1 = new Set([5, 6, 7, 8, 9]);
 const V1_GET = new Set([8, 9]);
 
+const V1_ENDPOINTS = ['ping', 'register', 'certs', 'config', 'attest', 'info', 'metrics', 'logs', 'applogs', 'newlogs', 'appnewlogs', 'flowlog'];
+
+function everyDeviceHasOnboarded(log: readonly Seen[]): boolean {
+  return new Set(log.filter((s) => s.endpoint === 'register' && s.status === 201).map((s) => s.device)).size === 10;
+}
+
+const sentTo = (d: VirtualDevice, endpoints: EndpointKey[]): number => endpoints.reduce((n, e) => n + (d.stats().endpoints[e]?.sent ?? 0), 0);
+
+/**
+ * Every v1 device (the tests below look at each v1 endpoint) runs its app and has a flow log
+ * queued or sent. Device and app lines are generated at a fixed rate (5/s and 2/s here) and a flow
+ * log only after the app has run for its 2 s interval, so by then every device has device and app
+ * lines too; the graceful stop closes those files and delivers them.
+ */
+function everyV1DeviceIsBusy(devices: readonly VirtualDevice[]): boolean {
+  const v1 = devices.filter((d) => V1.has(d.opts.index));
+  return (
+    v1.length === V1.size &&
+    v1.every((d) => {
+      const apps = d.appStates();
+      const backlog = d.backlog();
+      return (
+        apps.length > 0 &&
+        apps.every((a) => a.state === info.ZSwState.RUNNING) &&
+        backlog.flowlog + sentTo(d, ['flowlog']) > 0
+      );
+    })
+  );
+}
+
 describe('mixed v1/v2 fleet against the embedded controller', () => {
   let dir: string;
   let server: ControllerServer;
@@ -88,6 +120,9 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
   const posted: WorkerToMain[] = [];
   let result: ShardResult;
   let scenario: Scenario;
+  let startedAtMs = 0;
+  const devices: VirtualDevice[] = [];
+  let runMs = 0;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'evesim-mixed-'));
@@ -101,8 +136,11 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
       file: 'mixed.yaml',
       name: 'mixed',
       seed: SEED,
-      durationMs: 9_000,
-      gracefulStopMs: 3_000,
+      // An upper bound only: the run phase ends as soon as what the tests look at has happened
+      // (everyV1DeviceIsBusy), so a loaded machine gets more time instead of a failure.
+      durationMs: 240_000,
+      // Also a bound: the graceful stop ends as soon as every queue is delivered.
+      gracefulStopMs: 60_000,
       target: { kind: 'embedded' },
       groups: GROUPS,
       arrival: { model: 'uniform', ratePerSec: 10 },
@@ -118,13 +156,29 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
       deltaIntervalMs: 500,
     };
     const runner = new ShardRunner(task, {
-      createDevice: (o: DeviceOptions) => new VirtualDevice({ ...o, transport: new WatchingTransport(o.transport, log) }),
+      createDevice: (o: DeviceOptions) => {
+        const device = new VirtualDevice({ ...o, transport: new WatchingTransport(o.transport, log) });
+        devices.push(device);
+        return device;
+      },
       post: (m) => posted.push(m),
     });
     const prep = await runner.prepare();
     await pushFleet(admin, GROUPS, prep.devices);
-    result = await runner.run(Date.now() + 100);
-  }, 60_000);
+    // The run phase ends once every device is onboarded and every v1 device runs its app and has
+    // logs and flow logs to send (or sent them); the graceful stop then delivers what is queued.
+    const watch = setInterval(() => {
+      if (everyV1DeviceIsBusy(devices) && everyDeviceHasOnboarded(log)) runner.endRunPhase();
+    }, 200);
+    startedAtMs = Date.now() + 100;
+    try {
+      result = await runner.run(startedAtMs);
+      runMs = Date.now() - startedAtMs;
+    } finally {
+      clearInterval(watch);
+    }
+    expect(everyV1DeviceIsBusy(devices), 'the run phase reached its 240 s bound before every v1 device ran its app').toBe(true);
+  }, 300_000);
 
   afterAll(async () => {
     await admin?.close();
@@ -154,7 +208,7 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     expect(v1.filter((s) => s.endpoint === 'register').every((s) => s.status === 201)).toBe(true);
     expect(v1.some((s) => s.endpoint === 'uuid')).toBe(false); // v1 learns its UUID from config
     const endpoints = new Set(v1.map((s) => s.endpoint));
-    for (const e of ['ping', 'register', 'certs', 'config', 'attest', 'info', 'metrics', 'logs', 'applogs', 'newlogs', 'appnewlogs', 'flowlog']) {
+    for (const e of V1_ENDPOINTS) {
       expect(endpoints.has(e), e).toBe(true);
     }
     const configs = v1.filter((s) => s.endpoint === 'config');
@@ -200,8 +254,8 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     const run = buildMeasuredRun({
       scenario: { name: 'mixed', file: 'mixed.yaml', seed: SEED },
       target: 'embedded',
-      startedAtMs: Date.now() - 9000,
-      durationMs: 9000,
+      startedAtMs,
+      durationMs: runMs,
       totalDevices: 10,
       devicesByApi: devicesByApi(scenario.groups),
       aggregate: agg,

@@ -96,6 +96,9 @@ export class ShardRunner {
   /** The planned duration is over: no more arrivals, devices deliver what they have queued. */
   private draining = false;
   private stopRun: (() => void) | undefined;
+  /** endRunPhase() was called; only the run phase's wait is cut short by it, not the drain's. */
+  private runPhaseEnded = false;
+  private inRunPhase = false;
   private seq = 0;
   private lastDeltaAt = 0;
   private loop: LoopMonitor | undefined;
@@ -207,6 +210,15 @@ export class ShardRunner {
   }
 
   /**
+   * Ends the run phase now, as if the scenario's duration were over: unlike stop(), the graceful
+   * stop still follows (tests end a run once what they wait for has happened).
+   */
+  endRunPhase(): void {
+    this.runPhaseEnded = true;
+    if (this.inRunPhase) this.stopRun?.();
+  }
+
+  /**
    * Runs from `startAtMs` (epoch ms, common to all workers) for the scenario's duration, then
    * stops every device and returns the final figures.
    */
@@ -240,7 +252,9 @@ export class ShardRunner {
     this.scheduler.start();
     sender.start();
 
-    await this.sleepUntil(endAt);
+    this.inRunPhase = true;
+    if (!this.runPhaseEnded) await this.sleepUntil(endAt);
+    this.inRunPhase = false;
     this.lpsFleet.freezeGauges(this.devices, this.clock.now());
     // Graceful stop (skipped when interrupted): devices deliver their queues, up to the limit.
     const drain = this.stopped ? undefined : await this.drainDevices(task.scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS);
@@ -297,7 +311,7 @@ export class ShardRunner {
     };
   }
 
-  /** Waits until `at` on the clock, or until stop(). */
+  /** Waits until `at` on the clock, or until stop() or endRunPhase(). */
   private sleepUntil(at: Millis): Promise<void> {
     return new Promise<void>((resolve) => {
       if (this.stopped) return resolve();
