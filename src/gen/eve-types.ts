@@ -204,6 +204,16 @@ export namespace common {
     BEARER_TYPE_DEFAULT = 2,
     BEARER_TYPE_DEDICATED = 3,
   }
+  export enum BondMode {
+    BOND_MODE_UNSPECIFIED = 0,
+    BOND_MODE_BALANCE_RR = 1,
+    BOND_MODE_ACTIVE_BACKUP = 2,
+    BOND_MODE_BALANCE_XOR = 3,
+    BOND_MODE_BROADCAST = 4,
+    BOND_MODE_802_3AD = 5,
+    BOND_MODE_BALANCE_TLB = 6,
+    BOND_MODE_BALANCE_ALB = 7,
+  }
   export enum BootOrder {
     BOOT_ORDER_UNSPECIFIED = 0,
     BOOT_ORDER_USB = 1,
@@ -244,8 +254,11 @@ export namespace common {
     CONNECTIVITY_PROBE_METHOD_ICMP = 1,
     CONNECTIVITY_PROBE_METHOD_TCP = 2,
   }
-  export interface DhcpOptionsOverride {
-    ntpServerExclusively?: boolean;
+  export interface DhcpOptionsIgnore {
+    ntp_server_exclusively?: boolean;
+    ip_addresses_exclusively?: boolean;
+    dns_config_exclusively?: boolean;
+    gateways_exclusively?: boolean;
   }
   export enum DHCPType {
     DHCPNoop = 0,
@@ -271,7 +284,7 @@ export namespace common {
     encrypted_data?: string;
     cellular_net_attach_username?: string;
     cellular_net_attach_password?: string;
-    esim_profile_provisioning?: common.ESIMProfileProvisioning | null;
+    gzip_registration_manifest_yaml?: Uint8Array;
   }
   export enum EncryptionBlockUser {
     ENCRYPTION_BLOCK_USER_UNSPECIFIED = 0,
@@ -280,10 +293,6 @@ export namespace common {
   export enum EncryptionScheme {
     SA_NONE = 0,
     SA_AES_256_CFB = 1,
-  }
-  export interface ESIMProfileProvisioning {
-    sm_dp_plus_address?: string;
-    activation_code?: string;
   }
   export enum HashAlgorithm {
     HASH_ALGORITHM_INVALID = 0,
@@ -303,11 +312,16 @@ export namespace common {
     dns?: string[];
     dhcpRange?: common.ipRange | null;
     more_ntp?: string[];
-    dhcp_options_override?: common.DhcpOptionsOverride | null;
+    dhcp_options_ignore?: common.DhcpOptionsIgnore | null;
   }
   export enum KeyExchangeScheme {
     KEA_NONE = 0,
     KEA_ECDH = 1,
+  }
+  export enum LacpRate {
+    LACP_RATE_UNSPECIFIED = 0,
+    LACP_RATE_SLOW = 1,
+    LACP_RATE_FAST = 2,
   }
   export enum NetworkConfigOrigin {
     NETWORK_CONFIG_ORIGIN_UNSPECIFIED = 0,
@@ -341,15 +355,15 @@ export namespace common {
     PhyIoNetWLAN = 5,
     PhyIoNetWWAN = 6,
     PhyIoHDMI = 7,
-    PHY_IO_TYPE_PHY_IO_NET_ETH_PF = 8,
-    PHY_IO_TYPE_PHY_IO_NET_ETH_VF = 9,
-    PhyIoUSBController = 10,
-    PhyIoUSBDevice = 11,
-    PhyIoCAN = 12,
-    PhyIoVCAN = 13,
-    PhyIoLCAN = 14,
-    PhyIoNVMEStorage = 15,
-    PhyIoSATAStorage = 16,
+    PhyIoNVMEStorage = 9,
+    PhyIoSATAStorage = 10,
+    PhyIoNetEthPF = 11,
+    PhyIoNetEthVF = 12,
+    PhyIoUSBController = 13,
+    PhyIoUSBDevice = 14,
+    PhyIoCAN = 15,
+    PhyIoVCAN = 16,
+    PhyIoLCAN = 17,
     PhyIoOther = 255,
   }
   export interface PortConfigSource {
@@ -386,12 +400,6 @@ export namespace common {
     RADIO_ACCESS_TECHNOLOGY_UMTS = 2,
     RADIO_ACCESS_TECHNOLOGY_LTE = 3,
     RADIO_ACCESS_TECHNOLOGY_5GNR = 4,
-  }
-  export enum SimActivationMode {
-    SIM_ACTIVATION_MODE_UNSPECIFIED = 0,
-    SIM_ACTIVATION_MODE_DEACTIVATED = 1,
-    SIM_ACTIVATION_MODE_STANDBY = 2,
-    SIM_ACTIVATION_MODE_ACTIVE = 3,
   }
   export enum WiFiKeyScheme {
     SchemeNOOP = 0,
@@ -502,22 +510,12 @@ export namespace config {
     logicallabel?: string;
     interface_name?: string;
     lower_layer_names?: string[];
-    bond_mode?: config.BondMode;
+    bond_mode?: common.BondMode;
     mii?: config.MIIMonitor | null;
     arp?: config.ArpMonitor | null;
-    lacp_rate?: config.LacpRate;
+    lacp_rate?: common.LacpRate;
     /** Name of the member of oneof monitoring that is set (read-only, from decode). */
     monitoring?: "mii" | "arp";
-  }
-  export enum BondMode {
-    BOND_MODE_UNSPECIFIED = 0,
-    BOND_MODE_BALANCE_RR = 1,
-    BOND_MODE_ACTIVE_BACKUP = 2,
-    BOND_MODE_BALANCE_XOR = 3,
-    BOND_MODE_BROADCAST = 4,
-    BOND_MODE_802_3AD = 5,
-    BOND_MODE_BALANCE_TLB = 6,
-    BOND_MODE_BALANCE_ALB = 7,
   }
   export interface BootstrapConfig {
     signed_config?: auth.AuthContainer | null;
@@ -658,10 +656,10 @@ export namespace config {
     disp_cert_pem?: Uint8Array[];
     dev_policy?: config.DevDebugAccessPolicy | null;
     app_policy?: config.AppDebugAccessPolicy | null;
-    ext_policy?: config.ExtDebugAccessPolicy | null;
+    ext_policy?: config.ExternalEndPointPolicy | null;
     generation_id?: number;
   }
-  export interface ExtDebugAccessPolicy {
+  export interface ExternalEndPointPolicy {
     allow_ext?: boolean;
   }
   export enum Format {
@@ -697,11 +695,6 @@ export namespace config {
     probe?: config.PortProbe | null;
     prefer_lower_cost?: boolean;
     prefer_stronger_wwan_signal?: boolean;
-  }
-  export enum LacpRate {
-    LACP_RATE_UNSPECIFIED = 0,
-    LACP_RATE_SLOW = 1,
-    LACP_RATE_FAST = 2,
   }
   export interface LOCConfig {
     loc_url?: string;
@@ -770,7 +763,6 @@ export namespace config {
   }
   export interface PhyIOUsagePolicy {
     freeUplink?: boolean;
-    fallBackPriority?: number;
   }
   export interface PhysicalIO {
     ptype?: common.PhyIoType;
@@ -1013,7 +1005,14 @@ export namespace info {
     API_CAPABILITY_ENFORCED_NET_INTERFACE_ORDER = 10,
     API_CAPABILITY_NTPS_FQDN = 11,
     API_CAPABILITY_WIN_LIC_PASSTHROUGH = 12,
-    API_CAPABILITY_ENCRYPTED_PATCH_ENVELOPE = 13,
+    API_CAPABILITY_VOLUME_SNAPSHOTS_IMMEDIATE = 13,
+    API_CAPABILITY_ENCRYPTED_PATCH_ENVELOPE = 14,
+    API_CAPABILITY_SINGLE_STACK_IP_NETWORK = 15,
+    API_CAPABILITY_CELLULAR_ATTACH_CONFIG = 16,
+    API_CAPABILITY_EDGEVIEW_AUTHENTICATION = 17,
+    API_CAPABILITY_DISABLE_VTPM = 18,
+    API_CAPABILITY_LOC_REBOOT_COLLECT_INFO = 19,
+    API_CAPABILITY_SMART_REPORT = 20,
     API_CAPABILITY_REPORT_TPM_EVENTLOG = 21,
     API_CAPABILITY_APP_INSTANCE_NET_INTERFACE_CHANGE = 22,
   }
@@ -1171,7 +1170,6 @@ export namespace info {
     severity?: info.Severity;
     entities?: info.DeviceEntity[];
     retry_condition?: string;
-    error_code?: string;
   }
   export interface GeoLoc {
     UnderlayIP?: string;
@@ -1260,15 +1258,6 @@ export namespace info {
     when_failed?: string;
     raw_value?: number;
   }
-  export interface SmartMetric {
-    reallocated_sector_ct?: info.SmartAttr | null;
-    power_on_hours?: info.SmartAttr | null;
-    power_cycle_count?: info.SmartAttr | null;
-    reallocated_event_count?: info.SmartAttr | null;
-    current_pending_sector?: info.SmartAttr | null;
-    need_update?: boolean;
-    temperature?: info.SmartAttr | null;
-  }
   export enum SnapshotType {
     SNAPSHOT_TYPE_UNSPECIFIED = 0,
     SNAPSHOT_TYPE_APP_UPDATE = 1,
@@ -1282,11 +1271,11 @@ export namespace info {
   }
   export interface StorageDiskInfo {
     disk_name?: string;
-    smart_data?: info.SmartMetric[];
     wwn?: string;
     serial_number?: string;
     model?: string;
     collector_errors?: string;
+    smart_attr?: info.SmartAttr[];
   }
   export interface StorageDiskState {
     disk_name?: common.DiskDescription | null;
