@@ -1,5 +1,5 @@
 // Controller API v1 of the embedded controller over real mutual TLS on 127.0.0.1: every endpoint of
-// ../shared/spec/controller-api-v1.md and its status codes, the client certificate deciding who is
+// docs/interfaces.md (controller API v1) and its status codes, the client certificate deciding who is
 // asking (none 401, unknown 401, onboarding certificate on a device endpoint 403, device
 // certificate on register 403), bare messages both ways, the deprecated GET /config, Adam's v1
 // spellings, and one device registry and one set of counters shared with v2.

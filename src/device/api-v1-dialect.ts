@@ -1,4 +1,4 @@
-// How a device speaks controller API v1 (../spec/controller-api-v1.md, eve-wire-facts §12) instead
+// How a device speaks controller API v1 (docs/interfaces.md, eve-wire-facts §12) instead
 // of v2. The device's parts describe every request in v2 terms (endpoint key, v2 path, payload);
 // the sender asks this dialect what actually goes on the wire:
 //   - paths under /api/v1/edgedevice/ (v1-endpoints.ts), no id/<uuid>/ except for attest;

@@ -1,4 +1,4 @@
-// EVE's local profile server client (pkg/pillar/localcommand; local-profile-server-v1.md;
+// EVE's local profile server client (pkg/pillar/localcommand; docs/interfaces.md;
 // eve-wire-facts §11) as a state machine on the device ports: no timers or sockets of its own.
 //
 // - configure(address, token, timers) on every configuration change. A new non-empty address

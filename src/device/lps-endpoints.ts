@@ -1,4 +1,4 @@
-// The local profile server endpoints a device calls (local-profile-server-v1.md, eve-wire-facts §11.2,
+// The local profile server endpoints a device calls (docs/interfaces.md, eve-wire-facts §11.2,
 // §15.1 #7), their metric keys and the counters the LPS agent keeps per endpoint.
 //
 // These keys are separate from the controller's EndpointKey (src/protocol/endpoints.ts): an LPS is

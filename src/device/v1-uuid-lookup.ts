@@ -1,4 +1,4 @@
-// API v1 has no /uuid (../spec/controller-api-v1.md: "it receives it from the controller through
+// API v1 has no /uuid (docs/interfaces.md: "it receives it from the controller through
 // its first config call"): a v1 device learns its UUID from EdgeDevConfig.id.uuid of its first
 // configuration, fetched with the device certificate right after registration. The configuration
 // itself is fetched again by the config poll that starts once the device is onboarded.

@@ -1,5 +1,5 @@
 // Which controller API a request, a device group or a figure belongs to. v1 is the older mutual-TLS
-// interface (../spec/controller-api-v1.md), v2 the enveloped one every current EVE speaks.
+// interface (docs/interfaces.md), v2 the enveloped one every current EVE speaks.
 
 export const API_VERSIONS = ['v1', 'v2'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];

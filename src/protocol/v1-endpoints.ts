@@ -1,4 +1,4 @@
-// How the logical endpoints are spelt on controller API v1 (../spec/controller-api-v1.md, eve-wire-
+// How the logical endpoints are spelt on controller API v1 (docs/interfaces.md, eve-wire-
 // facts §12). Devices use the lower-case prefix Adam routes (its router is case-sensitive; the
 // document's headings write `edgeDevice`) and no `id/<uuid>/`: the mutual-TLS client certificate
 // says who is asking. Two exceptions, each following the only source that has the endpoint:

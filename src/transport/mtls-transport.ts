@@ -14,7 +14,7 @@
 // controller restart does not turn into a synchronised handshake storm.
 //
 // Memory: a SecureContext with a client key costs about 32-36 KiB and an idle TLS socket 10-16
-// KiB (design.md); bench/tls-handshakes.ts measures the whole per-device cost.
+// KiB (docs/architecture.md); bench/tls-handshakes.ts measures the whole per-device cost.
 
 import type { KeyObject } from 'node:crypto';
 import tls from 'node:tls';

@@ -1,5 +1,5 @@
 // Who is asking on the v1 port: the TLS client certificate of the connection (mutual TLS,
-// ../spec/controller-api-v1.md "Authentication"). The server asks for a certificate but lets every
+// docs/interfaces.md, v1 "Authentication"). The server asks for a certificate but lets every
 // handshake through (requestCert, rejectUnauthorized false) and judges it here, per request, so
 // that a refused certificate gets the document's HTTP status (401 or 403) instead of a TLS alert:
 //   none presented                                   → 'none'      (401)

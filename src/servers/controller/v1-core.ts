@@ -1,4 +1,4 @@
-// Controller API v1 without its sockets (../spec/controller-api-v1.md): the client certificate of
+// Controller API v1 without its sockets (docs/interfaces.md): the client certificate of
 // the connection says who is asking, bodies and answers are bare protobuf messages. It shares
 // everything else with v2 (ControllerCore): the device registry (a device registers through either
 // API), the config builder, the attestation state and the counters, which it also counts per API.

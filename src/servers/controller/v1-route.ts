@@ -1,4 +1,4 @@
-// Which endpoint a controller API v1 path names (../spec/controller-api-v1.md, eve-wire-facts §12).
+// Which endpoint a controller API v1 path names (docs/interfaces.md, eve-wire-facts §12).
 // Both spellings of the prefix are served (`edgeDevice` as the document's headings write it,
 // `edgedevice` as Adam routes it). Besides the document's paths, Adam's v1 forms are accepted:
 // `apps/instances/id/{app}/logs`, `apps/instanceid/id/{app}/newlogs`, `/newlogs` and `/uuid`; and

@@ -1,4 +1,4 @@
-// The device side of an embedded LPS: one request in, one reply out (local-profile-server-v1.md
+// The device side of an embedded LPS: one request in, one reply out (docs/interfaces.md
 // "Endpoints"; eve-wire-facts §11). Every reply with a body carries the site's server_token.
 //   GET  local_profile → 200 LocalProfile (the device's or the site's profile, '' resets)
 //   POST radio         → 200 RadioConfig when a radio silence was set, else 204

@@ -1,4 +1,4 @@
-// The endpoints an embedded LPS serves (local-profile-server-v1.md plus what EVE also calls,
+// The endpoints an embedded LPS serves (docs/interfaces.md plus what EVE also calls,
 // eve-wire-facts §11.2, §15.1 #7) and the admin names for them.
 
 export const LPS_SERVED_ENDPOINTS = ['local_profile', 'radio', 'appinfo', 'devinfo', 'location', 'appbootinfo', 'network', 'signal'] as const;
