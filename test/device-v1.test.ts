@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceBehaviour, DeviceIdentity, DeviceLifecycle } from '../src/device/device-options.js';
 import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
 import { realClock } from '../src/fleet/shard-runner.js';

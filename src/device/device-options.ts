@@ -53,9 +53,9 @@ export interface DeviceBehaviour {
   /** BIOS vendor-version-date, reported in quotes (ATTEST_VERSION_TYPE_FIRMWARE) and measured into PCR 0. */
   firmwareVersion?: string;
   /** Cellular modems (device-radios.ts); absent: none. */
-  cellular?: import('./device-radios.js').CellularSpec;
+  cellular?: import('./radio/device-radios.js').CellularSpec;
   /** GNSS receiver (device-radios.ts); absent: none. */
-  gnss?: import('./device-radios.js').GnssSpec;
+  gnss?: import('./radio/device-radios.js').GnssSpec;
 }
 
 export interface DeviceOptions {
@@ -76,7 +76,7 @@ export interface DeviceOptions {
   /** A TPM 2.0 (absent: none, the device sends empty quotes). */
   tpm?: DeviceTpm;
   /** Local profile server client and radio models (lps-wiring.ts); absent: the device ignores local_profile_server. */
-  lps?: import('./lps-wiring.js').DeviceLpsPorts;
+  lps?: import('./lps/lps-wiring.js').DeviceLpsPorts;
 }
 
 /** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */

@@ -15,7 +15,7 @@ import type { DeviceFinding, DeviceIdentity, DeviceLifecycle, DeviceOptions, Dev
 import { deviceTpmRole } from '../scenario/tpm-plan.js';
 import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
-import { SeededRng } from '../device/seeded-rng.js';
+import { SeededRng } from '../device/core/seeded-rng.js';
 import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
 import { sharedOnboarding } from '../identity/device-identity.js';
