@@ -3,7 +3,7 @@
 // behind a Transport, all on the fake clock. Used by test/lps-wiring.test.ts.
 
 import type { config } from '../src/gen/eve-types.js';
-import type { CellularSpec, GnssSpec } from '../src/device/radio/device-radios.js';
+import type { CellularSpec, GnssSpec } from '../src/device/radio/radio-specs.js';
 import type { DeviceBehaviour, DeviceOptions } from '../src/device/device-options.js';
 import { LpsAgentStats } from '../src/device/lps/lps-endpoints.js';
 import type { Transport, TransportRequest } from '../src/device/ports.js';

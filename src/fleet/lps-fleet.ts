@@ -11,7 +11,7 @@
 import type { GnssGaugeState, RadioGaugeState } from '../device/radio/device-radios.js';
 import type { LpsAddress } from '../device/lps/lps-address.js';
 import { LPS_ENDPOINT_KEYS, LpsAgentStats } from '../device/lps/lps-endpoints.js';
-import type { DeviceLpsPorts } from '../device/lps/lps-wiring.js';
+import type { DeviceLpsPorts } from '../device/lps/lps-ports.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/core/seeded-rng.js';
 import type { LpsThrottleRule } from '../scenario/lps-scenario-types.js';

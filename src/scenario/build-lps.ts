@@ -3,7 +3,7 @@
 // found nothing wrong, so shapes can be trusted; units are parsed here.
 
 import type { CellOperatorId } from '../device/radio/cellular-model.js';
-import type { CellularSpec, GnssSpec } from '../device/radio/device-radios.js';
+import type { CellularSpec, GnssSpec } from '../device/radio/radio-specs.js';
 import type { LpsThrottleEndpoint, LpsTimelineAction, SiteSpec } from './lps-scenario-types.js';
 import { parseDuration } from './parse-duration.js';
 

@@ -26,6 +26,7 @@ import { jitteredMs, locationDelayMs, type DeviceTimers } from '../core/eve-time
 import { parseLpsAddress, type LpsAddress } from './lps-address.js';
 import { LpsAppCommands, type LpsAppCommandKind, type LpsAppCommandRecord, type LpsAppView } from './lps-app-commands.js';
 import { LPS_ENDPOINT_KEYS, LPS_PATHS, LpsAgentStats, PROTO_MIME, type LpsEndpointKey } from './lps-endpoints.js';
+import type { LpsThrottleRule } from './lps-ports.js';
 import { LpsRadioSilence, type RadioSilencePhase, type RadioSilenceTiming } from './lps-radio-silence.js';
 import type { Clock, Millis, Rng, Scheduler, Transport, TransportResponse } from '../ports.js';
 
@@ -43,9 +44,6 @@ export type LpsTimers = Pick<
   | 'lpsAppBootInfoIntervalS'
   | 'locationAppIntervalS'
 >;
-
-/** 'eve': only location throttles on 404 (real EVE). 'spec': appinfo, devinfo and location do. */
-export type LpsThrottleRule = 'eve' | 'spec';
 
 export type LpsDeviceCommand = 'shutdown' | 'poweroff' | 'reboot' | 'collect-info';
 

@@ -21,16 +21,14 @@ import {
   createCellular,
   createGnss,
   radioGaugeState,
-  type CellularSpec,
   type GnssGaugeState,
-  type GnssSpec,
   type RadioGaugeState,
 } from '../radio/device-radios.js';
+import type { CellularSpec, GnssSpec } from '../radio/radio-specs.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import { locationDelayMs, type DeviceTimers } from '../core/eve-timers.js';
 import type { GnssReceiver } from '../radio/gnss-model.js';
 import { toTimestamp } from '../telemetry/info-builders.js';
-import type { LpsAddress } from './lps-address.js';
 import {
   LpsAgent,
   type LpsAgentHost,
@@ -39,27 +37,10 @@ import {
   type LpsDeviceCommand,
   type LpsDeviceView,
   type LpsPersistedState,
-  type LpsThrottleRule,
   type LpsTimers,
 } from './lps-agent.js';
-import type { LpsAgentStats } from './lps-endpoints.js';
-import type { RadioSilenceTiming } from './lps-radio-silence.js';
-import type { Millis, Rng, Transport } from '../ports.js';
-
-/** What the fleet hands a device for its LPS and radios (DeviceOptions.lps). */
-export interface DeviceLpsPorts {
-  /** Scenario seed: with the device index it seeds the GNSS and cellular models. */
-  seed: number;
-  /** The device's own 'lps' random stream (SeededRng.create(seed, index, 'lps')). */
-  rng: Rng;
-  /** The transport that reaches an LPS address (the worker keeps one per base URL). */
-  transportFor(address: LpsAddress): Transport;
-  /** Shared by every device of a worker. */
-  stats: LpsAgentStats;
-  /** 404 handling: 'eve' (default, only location throttles) or 'spec'. */
-  throttleRule?: LpsThrottleRule;
-  radioTiming?: RadioSilenceTiming;
-}
+import type { DeviceLpsPorts } from './lps-ports.js';
+import type { Millis, Rng } from '../ports.js';
 
 /** The radio and GNSS parts of a device's behaviour (DeviceBehaviour.cellular / .gnss). */
 export interface DeviceRadioBehaviour {

@@ -1,40 +1,16 @@
 // The radio adapters and GNSS receiver a virtual device carries, made from its group's plain specs
-// (DeviceBehaviour.cellular / .gnss), and how they show up in what the device reports to its
+// (radio-specs.ts), and how they show up in what the device reports to its
 // controller: ZInfoDevice cell_radios, sims and the ports' wireless_status (§6.2, §11.4), and the
 // gauge states the fleet counts devices by. The models themselves are cellular-model.ts and
 // gnss-model.ts; this file only builds and reads them.
 
 import { info } from '../../gen/eve-types.js';
-import { CellularRadios, type CellOperatorId } from './cellular-model.js';
+import { CellularRadios } from './cellular-model.js';
 import { GnssReceiver, type GeoPoint, type GnssFixQuality } from './gnss-model.js';
 import { managementPorts, toTimestamp } from '../telemetry/info-builders.js';
 import { modelSeed, unit } from './model-noise.js';
 import type { Millis } from '../ports.js';
-
-/** Cellular modems of every device of a group (plain data). */
-export interface CellularSpec {
-  /** Modems per device (0 = none). */
-  modems: number;
-  simSlots: 1 | 2;
-  /** Home operator of the SIMs; absent: drawn per device from the seed. */
-  operator?: CellOperatorId;
-  /** Served by this other operator (roaming). */
-  roamingOn?: CellOperatorId;
-  /** Signal drops: about one per interval lasting about the duration; null = never. */
-  drops: { meanIntervalS: number; meanDurationS: number } | null;
-  /** Set: every radio-silence change fails with this RadioStatus.config_error. */
-  radioSilenceFails?: string;
-}
-
-/** GNSS receiver of every device of a group (plain data). Exactly one of site / route. */
-export interface GnssSpec {
-  /** A fixed site; each device stands somewhere within `jitterM` metres of it. */
-  site?: GeoPoint & { jitterM?: number };
-  /** A vehicle driving a route at a speed (m/s). */
-  route?: { waypoints: GeoPoint[]; speedMps: number; loop?: 'back-and-forth' | 'closed' };
-  /** Losses of fix (tunnels, obstructions). */
-  outages?: { meanIntervalS: number; meanDurationS: number };
-}
+import type { CellularSpec, GnssSpec } from './radio-specs.js';
 
 /** The default radios when a group says nothing: one LTE modem with one SIM, seeded operator. */
 export const DEFAULT_CELLULAR: CellularSpec = { modems: 1, simSlots: 1, drops: { meanIntervalS: 3600, meanDurationS: 40 } };

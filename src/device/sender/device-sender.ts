@@ -5,13 +5,14 @@
 
 import { senderCertHash } from '../../protocol/cert-hash.js';
 import { EnvelopeError, openResponse, sealRequest, type RequestSigner } from '../../protocol/envelope.js';
+import type { TrustedControllerCerts } from '../../protocol/controller-certs.js';
 import type { EndpointKey } from '../../protocol/endpoints.js';
 import { certificateDer, pemBase64Bytes } from '../../protocol/pem.js';
-import type { DeviceFinding, DeviceIdentity, DeviceOptions } from '../device-options.js';
+import type { DeviceIdentity } from '../../identity/device-identity.js';
+import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import type { DeviceStats } from './device-stats.js';
 import type { DeviceCounters } from '../telemetry/metrics-builder.js';
 import type { ExpectedAnswer, Millis, TransportRequest, TransportResponse } from '../ports.js';
-import type { ControllerTrust } from '../lifecycle/controller-trust.js';
 import { ApiV1Dialect } from './api-v1-dialect.js';
 import type { ApiVersion } from '../../protocol/api-version.js';
 
@@ -22,10 +23,21 @@ export interface SenderHost {
   readonly opts: DeviceOptions;
   readonly tally: DeviceStats;
   readonly counters: DeviceCounters;
-  readonly trust: ControllerTrust;
+  readonly trust: SenderTrust;
   /** Device UUID, '' until /uuid answered. */
   readonly uuid: string;
   finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
+}
+
+/**
+ * What the sender needs of the controller signing certificates the device trusts
+ * (lifecycle/controller-trust.ts keeps them).
+ */
+export interface SenderTrust {
+  /** The trusted certificates; undefined while none are (no valid /certs answer yet). */
+  readonly current: TrustedControllerCerts | undefined;
+  /** An answer was signed by a certificate the device does not know (EVE fetches /certs again). */
+  onCertMiss(now: Millis): void;
 }
 
 /** A request's answer, or undefined when no HTTP answer came (already counted). */
