@@ -26,7 +26,7 @@ export interface DeviceBehaviour {
   flowlogIntervalMs: number;
   /** Skip POST /register and go straight to /uuid (a pre-registered device). */
   preRegistered: boolean;
-  /** Controller API the device speaks (absent: 'v2'). v1 is mutual TLS without envelopes (api-v1-dialect.ts). */
+  /** Controller API the device speaks (absent: 'v2'). v1 is mutual TLS without envelopes (sender/api-v1-dialect.ts). */
   api?: 'v1' | 'v2';
   /** API v1 only: fetch the configuration with POST (default) or the deprecated GET /config. */
   v1ConfigMethod?: 'POST' | 'GET';

@@ -137,7 +137,7 @@ export class VirtualDevice {
   }
 
   /**
-   * Graceful stop at the end of a run — a simulator action, not EVE behaviour (graceful-drain.ts):
+   * Graceful stop at the end of a run — a simulator action, not EVE behaviour (core/graceful-drain.ts):
    * the device stops producing (no new log lines, metrics, periodic device info, flow windows,
    * config polls or onboarding rounds; a pending reboot is called off), closes its open log
    * files and delivers everything queued at once, retrying quickly, until stop().
@@ -368,7 +368,7 @@ export class VirtualDevice {
     this.publishDeviceInfo(now);
   }
 
-  // ---- local profile server (lps-wiring.ts) ----
+  // ---- local profile server (lps/lps-wiring.ts) ----
 
   get deviceState(): info.ZDeviceState {
     return this.devState;

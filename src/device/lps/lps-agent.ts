@@ -33,7 +33,7 @@ import type { Clock, Millis, Rng, Scheduler, Transport, TransportResponse } from
 export type { LpsAppView, LpsAppCommandKind, LpsAppCommandRecord } from './lps-app-commands.js';
 export type { LpsEndpointKey } from './lps-endpoints.js';
 
-/** The timers the agent uses (parsed config items, eve-timers.ts). */
+/** The timers the agent uses (parsed config items, core/eve-timers.ts). */
 export type LpsTimers = Pick<
   DeviceTimers,
   | 'lpsProfileIntervalS'

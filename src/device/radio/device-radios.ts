@@ -1,8 +1,8 @@
 // The radio adapters and GNSS receiver a virtual device carries, made from its group's plain specs
-// (radio-specs.ts), and how they show up in what the device reports to its
-// controller: ZInfoDevice cell_radios, sims and the ports' wireless_status (§6.2, §11.4), and the
-// gauge states the fleet counts devices by. The models themselves are cellular-model.ts and
-// gnss-model.ts; this file only builds and reads them.
+// (radio-specs.ts), and how they show up in what the device reports to its controller: ZInfoDevice
+// cell_radios, sims and the ports' wireless_status (§6.2, §11.4), and the gauge states the fleet
+// counts devices by. The models themselves are cellular-model.ts and gnss-model.ts; this file only
+// builds and reads them.
 
 import { info } from '../../gen/eve-types.js';
 import { CellularRadios } from './cellular-model.js';

@@ -49,7 +49,7 @@ export class FlowlogSender {
   private pending: PendingFlowMessage[] = [];
   private failures = 0;
   private sending = false;
-  /** End-of-run drain (graceful-drain.ts): no new windows, queued messages go now. */
+  /** End-of-run drain (core/graceful-drain.ts): no new windows, queued messages go now. */
   private draining = false;
   private windowStart: Millis = 0;
   private readonly collectTimer: DeviceTimer;

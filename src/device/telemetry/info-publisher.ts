@@ -31,7 +31,7 @@ export class InfoPublisher {
   readonly queue: InfoQueue;
   private readonly timer: DeviceTimer;
   private passRunning = false;
-  /** End-of-run drain (graceful-drain.ts): everything queued goes now, retried quickly. */
+  /** End-of-run drain (core/graceful-drain.ts): everything queued goes now, retried quickly. */
   private draining = false;
   private drainFailures = 0;
 

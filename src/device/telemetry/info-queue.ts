@@ -291,7 +291,7 @@ export class InfoQueue {
 
   /**
    * Makes every item due now, backoff forgotten, and kicks a pass: the simulator's end-of-run
-   * drain (graceful-drain.ts), not an EVE rule.
+   * drain (core/graceful-drain.ts), not an EVE rule.
    */
   expedite(): void {
     for (const it of this.items) it.retryAt = 0;

@@ -79,7 +79,7 @@ export class LogUploader {
   private appFrom = new Map<string, Millis>();
   private schedule: LogUploadSchedule | undefined;
   private readonly timer: DeviceTimer;
-  /** End-of-run drain (graceful-drain.ts): no new lines; every file is uploaded now. */
+  /** End-of-run drain (core/graceful-drain.ts): no new lines; every file is uploaded now. */
   private draining = false;
   private drainFailures = 0;
 
