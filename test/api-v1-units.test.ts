@@ -3,7 +3,7 @@
 // controller's v1 router accepts, the API label of a request, and `{api:…}` threshold tags.
 
 import { describe, expect, it } from 'vitest';
-import { ApiV1Dialect } from '../src/device/api-v1-dialect.js';
+import { ApiV1Dialect } from '../src/device/sender/api-v1-dialect.js';
 import { apiLabelOf } from '../src/protocol/api-version.js';
 import { configHashOfBytes } from '../src/protocol/config-response-bytes.js';
 import { v2Path } from '../src/protocol/endpoints.js';

@@ -5,10 +5,10 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { attest, certs, info } from '../src/gen/eve-types.js';
-import { Attestation, EVE_MAX_ATTEST_REQ, type AttestationHost } from '../src/device/attestation.js';
+import { Attestation, EVE_MAX_ATTEST_REQ, type AttestationHost } from '../src/device/lifecycle/attestation.js';
 import type { DeviceOptions, DeviceTpm } from '../src/device/device-options.js';
 import type { TransportRequest } from '../src/device/ports.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 import { createEkCertificate } from '../src/identity/ek-certificate.js';
 import { Msg } from '../src/protocol/messages.js';

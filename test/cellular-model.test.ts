@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { info } from '../src/gen/eve-types.js';
 import { Msg } from '../src/protocol/messages.js';
-import { CellularRadios, CELL_OPERATORS } from '../src/device/cellular-model.js';
-import { luhnCheckDigit, luhnValid } from '../src/device/lps-model-noise.js';
+import { CellularRadios, CELL_OPERATORS } from '../src/device/radio/cellular-model.js';
+import { luhnCheckDigit, luhnValid } from '../src/device/radio/model-noise.js';
 
 const OS = info.ZCellularOperatingState;
 

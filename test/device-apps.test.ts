@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { info } from '../src/gen/eve-types.js';
-import { effectiveActivation } from '../src/device/app-instance.js';
+import { effectiveActivation } from '../src/device/config/app-instance.js';
 import { REBOOT_DOWNTIME_MS, REBOOT_GRACE_MS } from '../src/device/virtual-device.js';
 import { Msg } from '../src/protocol/messages.js';
 import { onboard, payloadOf, rig, type Rig } from './device-harness.js';

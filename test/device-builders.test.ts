@@ -3,8 +3,8 @@ import { info } from '../src/gen/eve-types.js';
 import { Msg } from '../src/protocol/messages.js';
 import type { Codec } from '../src/protocol/codec.js';
 import { encodeNewlogLine } from '../src/protocol/newlogs.js';
-import { parseConfigItems } from '../src/device/eve-timers.js';
-import { buildFlowMessage, type FlowScope } from '../src/device/flowlog-builder.js';
+import { parseConfigItems } from '../src/device/core/eve-timers.js';
+import { buildFlowMessage, type FlowScope } from '../src/device/telemetry/flowlog-builder.js';
 import {
   APP_HALT_PATH,
   APP_START_PATH,
@@ -22,10 +22,10 @@ import {
   nextSwState,
   toTimestamp,
   type DeviceInfoInput,
-} from '../src/device/info-builders.js';
-import { LogGenerator, buildAppLogBundle, buildLogBundle } from '../src/device/log-generator.js';
-import { DeviceCounters, type MetricsInput } from '../src/device/metrics-builder.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+} from '../src/device/telemetry/info-builders.js';
+import { LogGenerator, buildAppLogBundle, buildLogBundle } from '../src/device/telemetry/log-generator.js';
+import { DeviceCounters, type MetricsInput } from '../src/device/telemetry/metrics-builder.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 
 const DEV = '6ae3b91c-2f4d-4c8e-9b57-0d1e2f3a4b5c';
 const APP = 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61';

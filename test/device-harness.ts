@@ -13,7 +13,7 @@ import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identi
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import type { DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOptions } from '../src/device/device-options.js';
 import { TransportError, wake, type WakeTarget, type Clock, type Millis, type Scheduler, type TimerHandle, type Transport, type TransportRequest, type TransportResponse } from '../src/device/ports.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 
 /** 2026-05-28T…Z: certificates made "now" must be valid on the simulated clock. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readNewlogsFile } from '../src/protocol/newlogs.js';
 import { Msg } from '../src/protocol/messages.js';
-import { LOG_BACKLOG_LIMIT_BYTES } from '../src/device/log-uploader.js';
-import { FLOWLOG_QUEUE_LIMIT } from '../src/device/flowlog-sender.js';
+import { LOG_BACKLOG_LIMIT_BYTES } from '../src/device/telemetry/log-uploader.js';
+import { FLOWLOG_QUEUE_LIMIT } from '../src/device/telemetry/flowlog-sender.js';
 import { T0, onboard, payloadOf, rig, type Rig } from './device-harness.js';
 
 const APP = 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61';

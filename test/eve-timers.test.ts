@@ -15,8 +15,8 @@ import {
   metricsDelayMs,
   onboardingRetryDelayMs,
   parseConfigItems,
-} from '../src/device/eve-timers.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+} from '../src/device/core/eve-timers.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import type { Rng } from '../src/device/ports.js';
 
 const rng = () => SeededRng.create(11, 0, 'timers');

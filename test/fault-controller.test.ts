@@ -7,8 +7,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceFinding, DeviceOptions } from '../src/device/device-options.js';
-import { ATTEST_RETRY_MS, onboardingRetryDelayMs } from '../src/device/eve-timers.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { ATTEST_RETRY_MS, onboardingRetryDelayMs } from '../src/device/core/eve-timers.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
 import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
-import { DeviceTimer } from '../src/device/device-timer.js';
+import { DeviceTimer } from '../src/device/core/device-timer.js';
 
 function fakeClock(start = 0) {
   const c = { t: start, now: () => c.t };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { info } from '../src/gen/eve-types.js';
 import { Msg } from '../src/protocol/messages.js';
-import { distanceM, GnssReceiver } from '../src/device/gnss-model.js';
+import { distanceM, GnssReceiver } from '../src/device/radio/gnss-model.js';
 
 const R = info.LocReliability;
 const MUNICH = { kind: 'fixed' as const, latitude: 48.137, longitude: 11.575, altitude: 520 };

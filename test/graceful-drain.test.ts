@@ -1,10 +1,10 @@
-// The end-of-run drain (a simulator action, src/device/graceful-drain.ts): a draining device stops
+// The end-of-run drain (a simulator action, src/device/core/graceful-drain.ts): a draining device stops
 // producing and delivers what it has queued at once; what a refusing controller keeps back is
 // counted undelivered at stop.
 
 import { describe, expect, it } from 'vitest';
 import type { TransportRequest } from '../src/device/ports.js';
-import { drainRetryDelayMs } from '../src/device/graceful-drain.js';
+import { drainRetryDelayMs } from '../src/device/core/graceful-drain.js';
 import { onboard, rig, type Rig } from './device-harness.js';
 
 const APP = 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61';

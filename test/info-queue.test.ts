@@ -6,8 +6,8 @@ import {
   itemRetryDelayMs,
   type QueuedItem,
   type SendOutcome,
-} from '../src/device/info-queue.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+} from '../src/device/telemetry/info-queue.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 
 const MIN = 60_000;
 const b = (s: string) => new TextEncoder().encode(s);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Millis, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 import { MetricRecorder } from '../src/fleet/metric-recorder.js';
 import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { info, profile } from '../src/gen/eve-types.js';
 import { Msg } from '../src/protocol/messages.js';
-import { DEFAULT_DEVICE_TIMERS } from '../src/device/eve-timers.js';
-import { LpsAgent, LOCATION_THROTTLED_MS, type LpsAgentHost, type LpsDeviceCommand, type LpsDeviceView, type LpsThrottleRule } from '../src/device/lps-agent.js';
-import type { LpsAddress } from '../src/device/lps-address.js';
-import type { LpsAppView } from '../src/device/lps-app-commands.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { DEFAULT_DEVICE_TIMERS } from '../src/device/core/eve-timers.js';
+import { LpsAgent, LOCATION_THROTTLED_MS, type LpsAgentHost, type LpsDeviceCommand, type LpsDeviceView } from '../src/device/lps/lps-agent.js';
+import type { LpsThrottleRule } from '../src/device/lps/lps-ports.js';
+import type { LpsAddress } from '../src/device/lps/lps-address.js';
+import type { LpsAppView } from '../src/device/lps/lps-app-commands.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import type { TransportRequest } from '../src/device/ports.js';
 import { FakeTransport, ManualClock, ManualScheduler, NOT_FOUND, NO_CONTENT, protoReply, type Answer } from './lps-test-fakes.js';
 

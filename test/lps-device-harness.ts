@@ -3,11 +3,11 @@
 // behind a Transport, all on the fake clock. Used by test/lps-wiring.test.ts.
 
 import type { config } from '../src/gen/eve-types.js';
-import type { CellularSpec, GnssSpec } from '../src/device/device-radios.js';
+import type { CellularSpec, GnssSpec } from '../src/device/radio/radio-specs.js';
 import type { DeviceBehaviour, DeviceOptions } from '../src/device/device-options.js';
-import { LpsAgentStats } from '../src/device/lps-endpoints.js';
+import { LpsAgentStats } from '../src/device/lps/lps-endpoints.js';
 import type { Transport, TransportRequest } from '../src/device/ports.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 import { LpsDeviceApi } from '../src/servers/lps/lps-device-api.js';
 import { deviceLpsAddress, LpsSite, type LpsDevice } from '../src/servers/lps/lps-site.js';

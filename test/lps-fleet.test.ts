@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { info } from '../src/gen/eve-types.js';
 import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { REBOOT_DOWNTIME_MS, VirtualDevice } from '../src/device/virtual-device.js';
 import { behaviourOf, FleetLayout } from '../src/fleet/fleet-layout.js';
 import { LpsFleet } from '../src/fleet/lps-fleet.js';

@@ -19,7 +19,7 @@ import { createLpsServer, type LpsServer } from '../src/servers/lps/lps-server.j
 import { lpsServerFor } from '../src/servers/controller/lps-config.js';
 import { DEFAULT_GROUP, parseFleetSpec } from '../src/servers/controller/fleet-spec.js';
 import { behaviourOf } from '../src/fleet/fleet-layout.js';
-import { DEFAULT_CELLULAR } from '../src/device/device-radios.js';
+import { DEFAULT_CELLULAR } from '../src/device/radio/device-radios.js';
 import { decodeRecordedBody } from '../src/transport/record-decode.js';
 import { Msg } from '../src/protocol/messages.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeededRng } from '../src/device/seeded-rng.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 
 describe('SeededRng', () => {
   it('implements xoshiro128** (reference outputs for state [1,2,3,4])', () => {

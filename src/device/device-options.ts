@@ -1,24 +1,10 @@
 // What a virtual device is told when it is created. Plain data (structured-clone safe) except the
 // ports, so a shard can build it from the scenario in a worker thread.
 
+import type { DeviceIdentity } from '../identity/device-identity.js';
+import type { DeviceLpsPorts } from './lps/lps-ports.js';
 import type { Clock, Rng, Scheduler, Transport } from './ports.js';
-
-/** Per-device identity material, created once (see src/identity/). Key objects, never PEM parsing per call. */
-export interface DeviceIdentity {
-  serial: string;
-  softSerial: string;
-  /** Onboarding certificate PEM exactly as the file would hold it, and its private key object. */
-  onboardCertPem: string;
-  onboardKey: import('node:crypto').KeyObject;
-  /** Self-signed EVE device certificate (PEM) and its key object. */
-  deviceCertPem: string;
-  deviceKey: import('node:crypto').KeyObject;
-  /** Device-issued attestation (type 11) and ECDH (13) certificates, PEM file bytes as EVE writes them. */
-  attestCertPem: string;
-  ecdhCertPem: string;
-  /** Private key of attestCertPem: the TPM's quote key (DeviceIdentityMaterial has it; needed only with a TPM). */
-  attestKey?: import('node:crypto').KeyObject;
-}
+import type { CellularSpec, GnssSpec } from './radio/radio-specs.js';
 
 export interface AppSpec {
   /** Display name; the UUID comes from the controller's configuration. */
@@ -40,7 +26,7 @@ export interface DeviceBehaviour {
   flowlogIntervalMs: number;
   /** Skip POST /register and go straight to /uuid (a pre-registered device). */
   preRegistered: boolean;
-  /** Controller API the device speaks (absent: 'v2'). v1 is mutual TLS without envelopes (api-v1-dialect.ts). */
+  /** Controller API the device speaks (absent: 'v2'). v1 is mutual TLS without envelopes (sender/api-v1-dialect.ts). */
   api?: 'v1' | 'v2';
   /** API v1 only: fetch the configuration with POST (default) or the deprecated GET /config. */
   v1ConfigMethod?: 'POST' | 'GET';
@@ -52,10 +38,10 @@ export interface DeviceBehaviour {
   hardware: { ncpu: number; memoryMB: number; storageMB: number; model: string; manufacturer: string };
   /** BIOS vendor-version-date, reported in quotes (ATTEST_VERSION_TYPE_FIRMWARE) and measured into PCR 0. */
   firmwareVersion?: string;
-  /** Cellular modems (device-radios.ts); absent: none. */
-  cellular?: import('./device-radios.js').CellularSpec;
-  /** GNSS receiver (device-radios.ts); absent: none. */
-  gnss?: import('./device-radios.js').GnssSpec;
+  /** Cellular modems (radio/device-radios.ts); absent: none. */
+  cellular?: CellularSpec;
+  /** GNSS receiver (radio/device-radios.ts); absent: none. */
+  gnss?: GnssSpec;
 }
 
 export interface DeviceOptions {
@@ -75,8 +61,8 @@ export interface DeviceOptions {
   onFinding?: (f: DeviceFinding) => void;
   /** A TPM 2.0 (absent: none, the device sends empty quotes). */
   tpm?: DeviceTpm;
-  /** Local profile server client and radio models (lps-wiring.ts); absent: the device ignores local_profile_server. */
-  lps?: import('./lps-wiring.js').DeviceLpsPorts;
+  /** Local profile server client and radio models (lps/lps-wiring.ts); absent: the device ignores local_profile_server. */
+  lps?: DeviceLpsPorts;
 }
 
 /** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */

@@ -3,7 +3,7 @@
 // and the same seed replays the same way.
 
 import type { EndpointKey } from '../protocol/endpoints.js';
-import type { LpsEndpointKey } from './lps-endpoints.js';
+import type { LpsEndpointKey } from './lps/lps-endpoints.js';
 
 /** Milliseconds on the simulation clock (epoch ms in real runs, any origin in tests). */
 export type Millis = number;

@@ -11,27 +11,27 @@
 
 import { info, type config } from '../gen/eve-types.js';
 import type { EndpointKey } from '../protocol/endpoints.js';
-import type { AppInstance } from './app-instance.js';
-import { Attestation } from './attestation.js';
-import { ConfigFetcher } from './config-fetcher.js';
-import { DeviceConfigState } from './config-apply.js';
-import { ControllerTrust } from './controller-trust.js';
+import type { AppInstance } from './config/app-instance.js';
+import { Attestation } from './lifecycle/attestation.js';
+import { ConfigFetcher } from './config/config-fetcher.js';
+import { DeviceConfigState } from './config/config-apply.js';
+import { ControllerTrust } from './lifecycle/controller-trust.js';
 import type { AppSpec, DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOptions } from './device-options.js';
-import { DeviceSender } from './device-sender.js';
-import { DeviceStats, type DeviceStatsSnapshot, type ReliableKind } from './device-stats.js';
-import { DeviceTimer } from './device-timer.js';
-import { deviceInfoDelayMs, type DeviceTimers } from './eve-timers.js';
-import { FlowlogSender, type FlowSource } from './flowlog-sender.js';
-import { buildAppInfo, buildDeviceInfo } from './info-builders.js';
-import { InfoPublisher } from './info-publisher.js';
-import type { InfoQueueKind } from './info-queue.js';
-import { LogGenerator } from './log-generator.js';
-import { LogUploader, type LogApp } from './log-uploader.js';
-import { DeviceCounters, type MetricsAppInput, type MetricsInput } from './metrics-builder.js';
-import { MetricsReporter } from './metrics-reporter.js';
-import { Onboarding } from './onboarding.js';
+import { DeviceSender } from './sender/device-sender.js';
+import { DeviceStats, type DeviceStatsSnapshot, type ReliableKind } from './sender/device-stats.js';
+import { DeviceTimer } from './core/device-timer.js';
+import { deviceInfoDelayMs, type DeviceTimers } from './core/eve-timers.js';
+import { FlowlogSender, type FlowSource } from './telemetry/flowlog-sender.js';
+import { buildAppInfo, buildDeviceInfo } from './telemetry/info-builders.js';
+import { InfoPublisher } from './telemetry/info-publisher.js';
+import type { InfoQueueKind } from './telemetry/info-queue.js';
+import { LogGenerator } from './telemetry/log-generator.js';
+import { LogUploader, type LogApp } from './telemetry/log-uploader.js';
+import { DeviceCounters, type MetricsAppInput, type MetricsInput } from './telemetry/metrics-builder.js';
+import { MetricsReporter } from './telemetry/metrics-reporter.js';
+import { Onboarding } from './lifecycle/onboarding.js';
 import type { Millis } from './ports.js';
-import { DeviceLps } from './lps-wiring.js';
+import { DeviceLps } from './lps/lps-wiring.js';
 import { Msg } from '../protocol/messages.js';
 
 /** After a reboot command EVE reports REBOOTING and gives its agents a moment before going down. */
@@ -137,7 +137,7 @@ export class VirtualDevice {
   }
 
   /**
-   * Graceful stop at the end of a run — a simulator action, not EVE behaviour (graceful-drain.ts):
+   * Graceful stop at the end of a run — a simulator action, not EVE behaviour (core/graceful-drain.ts):
    * the device stops producing (no new log lines, metrics, periodic device info, flow windows,
    * config polls or onboarding rounds; a pending reboot is called off), closes its open log
    * files and delivers everything queued at once, retrying quickly, until stop().
@@ -368,7 +368,7 @@ export class VirtualDevice {
     this.publishDeviceInfo(now);
   }
 
-  // ---- local profile server (lps-wiring.ts) ----
+  // ---- local profile server (lps/lps-wiring.ts) ----
 
   get deviceState(): info.ZDeviceState {
     return this.devState;

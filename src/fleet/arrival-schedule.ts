@@ -1,7 +1,7 @@
 // When each device comes online, as an offset from the start of the run. Computed per fleet index
 // from the scenario seed alone, so the schedule is the same however the fleet is split into shards.
 
-import { SeededRng } from '../device/seeded-rng.js';
+import { SeededRng } from '../device/core/seeded-rng.js';
 import type { ArrivalSpec } from '../scenario/scenario-types.js';
 
 /**

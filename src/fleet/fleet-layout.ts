@@ -2,7 +2,7 @@
 // and the DeviceBehaviour a group gives its devices.
 
 import type { AppSpec, DeviceBehaviour } from '../device/device-options.js';
-import { DEFAULT_CELLULAR } from '../device/device-radios.js';
+import { DEFAULT_CELLULAR } from '../device/radio/device-radios.js';
 import type { GroupSpec, Scenario } from '../scenario/scenario-types.js';
 
 export class FleetLayout {

@@ -4,7 +4,7 @@
 // v1 groups always get a connection of their own, carrying the device's client certificate, on
 // the controller's v1 address. Each underlying transport is made only when a group needs it.
 
-import type { DeviceIdentity } from '../device/device-options.js';
+import type { DeviceIdentity } from '../identity/device-identity.js';
 import type { Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { ControllerTransport } from '../transport/controller-transport.js';
 import { PerDeviceTransport, type PerDeviceTransportStats } from '../transport/mtls-transport.js';

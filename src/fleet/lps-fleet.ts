@@ -8,12 +8,12 @@
 // the Host header keeps the name. Any other address is used as it is (http://host:port, EVE's
 // scheme for an LPS).
 
-import type { GnssGaugeState, RadioGaugeState } from '../device/device-radios.js';
-import type { LpsAddress } from '../device/lps-address.js';
-import { LPS_ENDPOINT_KEYS, LpsAgentStats } from '../device/lps-endpoints.js';
-import type { DeviceLpsPorts } from '../device/lps-wiring.js';
+import type { GnssGaugeState, RadioGaugeState } from '../device/radio/device-radios.js';
+import type { LpsAddress } from '../device/lps/lps-address.js';
+import { LPS_ENDPOINT_KEYS, LpsAgentStats } from '../device/lps/lps-endpoints.js';
+import type { DeviceLpsPorts } from '../device/lps/lps-ports.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
-import { SeededRng } from '../device/seeded-rng.js';
+import { SeededRng } from '../device/core/seeded-rng.js';
 import type { LpsThrottleRule } from '../scenario/lps-scenario-types.js';
 import type { Scenario } from '../scenario/scenario-types.js';
 import { ControllerTransport } from '../transport/controller-transport.js';

@@ -8,7 +8,7 @@
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
 import type { ExpectReason } from '../device/ports.js';
 import { ENDPOINT_KEYS as CONTROLLER_ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
+import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { RequestObserver, RequestOutcome } from '../transport/request-observer.js';
 import { API_LABELS, apiLabelOf, type ApiLabel } from '../protocol/api-version.js';

@@ -11,14 +11,14 @@
 import { readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 import { join } from 'node:path';
-import type { DeviceFinding, DeviceIdentity, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
+import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
 import { deviceTpmRole } from '../scenario/tpm-plan.js';
 import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
-import { SeededRng } from '../device/seeded-rng.js';
+import { SeededRng } from '../device/core/seeded-rng.js';
 import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
-import { sharedOnboarding } from '../identity/device-identity.js';
+import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identity.js';
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';

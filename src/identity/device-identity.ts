@@ -2,13 +2,32 @@
 // CA, and the certificates EVE makes for itself (device, attestation, ECDH) with soft keys.
 
 import type { KeyObject } from 'node:crypto';
-import type { DeviceIdentity } from '../device/device-options.js';
 import { senderCertHash } from '../protocol/cert-hash.js';
 import { certificateDer, derToPem, pemBase64Bytes } from '../protocol/pem.js';
 import { createDeviceCertificate, createDeviceIssuedCertificate } from './eve-certificates.js';
 import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
 import { generateP256, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, privateKeyToJwk, type PrivateJwk } from './keys.js';
 import { hardwareSerial, softSerial } from './serials.js';
+
+/**
+ * The identity a virtual device is given (DeviceOptions.identity), created once per device. Key
+ * objects, never PEM parsing per call.
+ */
+export interface DeviceIdentity {
+  serial: string;
+  softSerial: string;
+  /** Onboarding certificate PEM exactly as the file would hold it, and its private key object. */
+  onboardCertPem: string;
+  onboardKey: KeyObject;
+  /** Self-signed EVE device certificate (PEM) and its key object. */
+  deviceCertPem: string;
+  deviceKey: KeyObject;
+  /** Device-issued attestation (type 11) and ECDH (13) certificates, PEM file bytes as EVE writes them. */
+  attestCertPem: string;
+  ecdhCertPem: string;
+  /** Private key of attestCertPem: the TPM's quote key (DeviceIdentityMaterial has it; needed only with a TPM). */
+  attestKey?: KeyObject;
+}
 
 /** DeviceIdentity plus what envelopes and attestation need, computed once per device. */
 export interface DeviceIdentityMaterial extends DeviceIdentity {

@@ -8,7 +8,7 @@ import { runOfApi } from './api-thresholds.js';
 import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
 import { measureAttestation } from './attestation-outcomes.js';
-import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
+import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
 import { measureLps } from './lps-thresholds.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
 

@@ -5,7 +5,7 @@
 //   lps_token.rejected == 0    lps.devinfo.p99 < 100ms
 // Evaluation: src/runner/lps-thresholds.ts.
 
-import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
+import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
 import type { ThresholdValueKind } from './parse-threshold.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
 

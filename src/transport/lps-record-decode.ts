@@ -3,7 +3,7 @@
 
 import type { Codec } from '../protocol/codec.js';
 import { Msg } from '../protocol/messages.js';
-import { LPS_ENDPOINT_KEYS, type LpsEndpointKey } from '../device/lps-endpoints.js';
+import { LPS_ENDPOINT_KEYS, type LpsEndpointKey } from '../device/lps/lps-endpoints.js';
 
 const LPS_KEYS: ReadonlySet<string> = new Set(LPS_ENDPOINT_KEYS);
 

@@ -1,0 +1,48 @@
+// API v1 has no /uuid (docs/interfaces.md: "it receives it from the controller through
+// its first config call"): a v1 device learns its UUID from EdgeDevConfig.id.uuid of its first
+// configuration, fetched with the device certificate right after registration. The configuration
+// itself is fetched again by the config poll that starts once the device is onboarded.
+
+import type { EndpointKey } from '../../protocol/endpoints.js';
+import { Msg } from '../../protocol/messages.js';
+import { v1Path } from '../../protocol/v1-endpoints.js';
+import type { DeviceFinding, DeviceOptions } from '../device-options.js';
+import type { DeviceSender } from '../sender/device-sender.js';
+import type { Millis } from '../ports.js';
+import { isDocumentedStatus } from '../sender/status-expectations.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface V1UuidHost {
+  readonly opts: DeviceOptions;
+  readonly sender: DeviceSender;
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
+}
+
+/** The device UUID from a first (hash-less) config request, or undefined (already counted and reported). */
+export async function v1UuidFromConfig(host: V1UuidHost, dueAt: Millis): Promise<string | undefined> {
+  const { sender, opts } = host;
+  const answer = await sender.post('config', v1Path('config'), Msg.ConfigRequest.encode({}), dueAt);
+  if (answer === undefined) return undefined;
+  if (answer.status !== 200) {
+    // 304 cannot be right: the request carried no hash.
+    if (answer.status === 304 || !isDocumentedStatus('config', answer.status)) {
+      host.finding('config', 'unexpected-status', `first config request (for the UUID) answered ${answer.status}`);
+    }
+    return undefined;
+  }
+  const payload = sender.open('config', answer, opts.clock.now());
+  if (payload === undefined) return undefined;
+  let uuid: string;
+  try {
+    uuid = (Msg.ConfigResponse.decode(payload).config?.id?.uuid ?? '').trim();
+  } catch (e) {
+    sender.reject('config', 'undecodable-body', `first configuration: ${(e as Error).message}`);
+    return undefined;
+  }
+  if (!UUID_RE.test(uuid)) {
+    sender.reject('config', 'conformance', `first configuration carries no device UUID in id.uuid (got ${JSON.stringify(uuid)})`);
+    return undefined;
+  }
+  return uuid.toLowerCase();
+}

@@ -1,0 +1,191 @@
+// Every request a virtual device makes goes through here: EVE's headers (§13.1), the AuthContainer
+// signed with the device key (or the onboarding key for /register, §1.2), per-endpoint counts, the
+// zedcloud request statistics EVE reports in its metrics, and verification of enveloped answers
+// (§1.3). Failures come back as values, never as exceptions: one bad answer costs one finding.
+
+import { senderCertHash } from '../../protocol/cert-hash.js';
+import { EnvelopeError, openResponse, sealRequest, type RequestSigner } from '../../protocol/envelope.js';
+import type { TrustedControllerCerts } from '../../protocol/controller-certs.js';
+import type { EndpointKey } from '../../protocol/endpoints.js';
+import { certificateDer, pemBase64Bytes } from '../../protocol/pem.js';
+import type { DeviceIdentity } from '../../identity/device-identity.js';
+import type { DeviceFinding, DeviceOptions } from '../device-options.js';
+import type { DeviceStats } from './device-stats.js';
+import type { DeviceCounters } from '../telemetry/metrics-builder.js';
+import type { ExpectedAnswer, Millis, TransportRequest, TransportResponse } from '../ports.js';
+import { ApiV1Dialect } from './api-v1-dialect.js';
+import type { ApiVersion } from '../../protocol/api-version.js';
+
+const PROTO_MIME = 'application/x-proto-binary';
+
+/** What the sender needs from its device. */
+export interface SenderHost {
+  readonly opts: DeviceOptions;
+  readonly tally: DeviceStats;
+  readonly counters: DeviceCounters;
+  readonly trust: SenderTrust;
+  /** Device UUID, '' until /uuid answered. */
+  readonly uuid: string;
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
+}
+
+/**
+ * What the sender needs of the controller signing certificates the device trusts
+ * (lifecycle/controller-trust.ts keeps them).
+ */
+export interface SenderTrust {
+  /** The trusted certificates; undefined while none are (no valid /certs answer yet). */
+  readonly current: TrustedControllerCerts | undefined;
+  /** An answer was signed by a certificate the device does not know (EVE fetches /certs again). */
+  onCertMiss(now: Millis): void;
+}
+
+/** A request's answer, or undefined when no HTTP answer came (already counted). */
+export type Answer = TransportResponse | undefined;
+
+/** Identity fields the identity layer may have computed already (DeviceIdentityMaterial). */
+interface PrecomputedIdentity extends DeviceIdentity {
+  deviceCertHash?: Uint8Array;
+  onboardCertHash?: Uint8Array;
+  onboardCertB64Pem?: Uint8Array;
+}
+
+export class DeviceSender {
+  private deviceSigner: RequestSigner | undefined;
+  /** Set for an API v1 device: paths, raw bodies and client certificates as v1 wants them. */
+  readonly v1: ApiV1Dialect | undefined;
+
+  constructor(private readonly host: SenderHost) {
+    const b = host.opts.behaviour;
+    this.v1 = b.api === 'v1' ? new ApiV1Dialect(b.v1ConfigMethod, b.preRegistered) : undefined;
+  }
+
+  get api(): ApiVersion {
+    return this.v1 ? 'v1' : 'v2';
+  }
+
+  /** GET with no body and no envelope (certs, ping, §1.2). */
+  get(endpoint: EndpointKey, path: string, dueAt: Millis): Promise<Answer> {
+    return this.send(endpoint, 'GET', path, undefined, dueAt);
+  }
+
+  /** POST of `payload` sealed in an AuthContainer signed with the device key; `expect` names
+   *  non-success answers that are normal at this point (counted apart from errors). */
+  post(endpoint: EndpointKey, path: string, payload: Uint8Array, dueAt: Millis, expect?: ExpectedAnswer): Promise<Answer> {
+    return this.send(endpoint, 'POST', path, this.v1 ? payload : sealRequest(payload, this.signer()), dueAt, expect);
+  }
+
+  /** POST /register: signed with the onboarding key, senderCert = base64(onboarding PEM) (§2.2). */
+  postWithOnboardingKey(endpoint: EndpointKey, path: string, payload: Uint8Array, dueAt: Millis): Promise<Answer> {
+    // v1: the raw message; the onboarding certificate goes in the TLS handshake instead.
+    if (this.v1) return this.send(endpoint, 'POST', path, payload, dueAt);
+    const id = this.host.opts.identity as PrecomputedIdentity;
+    const signer: RequestSigner = {
+      key: id.onboardKey,
+      certDerHash: id.onboardCertHash ?? senderCertHash(certificateDer(id.onboardCertPem, 'onboarding certificate')),
+      senderCertB64Pem: id.onboardCertB64Pem ?? pemBase64Bytes(id.onboardCertPem),
+    };
+    return this.send(endpoint, 'POST', path, sealRequest(payload, signer), dueAt);
+  }
+
+  /**
+   * Verifies an enveloped answer against the controller signing certificate learnt from /certs
+   * and returns its payload; reports a finding and returns undefined when it does not verify. A
+   * "cert miss" (signed by a certificate the device does not know) also makes the device fetch
+   * /certs again, as EVE does.
+   */
+  open(endpoint: EndpointKey, answer: TransportResponse, now: Millis): Uint8Array | undefined {
+    // v1 answers carry no envelope: mutual TLS authenticated the controller.
+    if (this.v1) return this.v1.payload(endpoint, answer.body);
+    const trust = this.host.trust.current;
+    if (!trust) {
+      this.reject(endpoint, 'unknown-signer', 'answer arrived before any controller certificate was trusted');
+      return undefined;
+    }
+    try {
+      return openResponse(answer.body, trust).payload;
+    } catch (e) {
+      // EVE counts envelope failures apart from transport failures (zedcloud authVerifyFailure).
+      this.host.counters.recordRequest({ url: '', reqBytes: 0, respBytes: 0, success: false, authFailure: true, latencyMs: 0, at: now });
+      if (e instanceof EnvelopeError) {
+        if (e.kind === 'cert-miss') {
+          this.reject(endpoint, 'unknown-signer', e.message);
+          this.host.trust.onCertMiss(now);
+        } else if (e.kind === 'bad-signature') this.reject(endpoint, 'bad-signature', e.message);
+        else this.reject(endpoint, 'bad-envelope', `${e.kind}: ${e.message}`);
+      } else this.reject(endpoint, 'bad-envelope', (e as Error).message);
+      return undefined;
+    }
+  }
+
+  /** Counts an answer whose status was success but whose body could not be used, and reports it. */
+  reject(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void {
+    this.host.tally.bump(endpoint, 'rejected');
+    this.host.finding(endpoint, kind, detail);
+  }
+
+  private signer(): RequestSigner {
+    if (!this.deviceSigner) {
+      const id = this.host.opts.identity as PrecomputedIdentity;
+      this.deviceSigner = {
+        key: id.deviceKey,
+        certDerHash: id.deviceCertHash ?? senderCertHash(certificateDer(id.deviceCertPem, 'device certificate')),
+      };
+    }
+    return this.deviceSigner;
+  }
+
+  private async send(
+    endpoint: EndpointKey,
+    method: 'GET' | 'POST',
+    path: string,
+    body: Uint8Array | undefined,
+    dueAt: Millis,
+    expect?: ExpectedAnswer,
+  ): Promise<Answer> {
+    const { opts, tally: stats, counters } = this.host;
+    const wire = this.v1?.request(endpoint, method, path, body);
+    if (wire) ({ method, path, body } = wire);
+    const headers: Record<string, string> = { 'X-Request-Id': opts.rng.uuid() };
+    if (method === 'POST') headers['Content-Type'] = PROTO_MIME;
+    if (this.host.uuid === '') {
+      // Serial headers only while the device UUID is unknown (§13.1).
+      if (opts.identity.serial) headers['X-Serial-Number'] = opts.identity.serial;
+      if (opts.identity.softSerial) headers['X-Soft-Serial'] = opts.identity.softSerial;
+    }
+    stats.bump(endpoint, 'sent');
+    const reqBytes = body?.length ?? 0;
+    let answer: Answer;
+    try {
+      const req: TransportRequest = { endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index };
+      if (expect) req.expect = expect;
+      if (wire) req.clientCert = wire.clientCert;
+      answer = await opts.transport.request(req);
+    } catch {
+      // Any rejection is "no HTTP answer" (TransportError by contract; anything else is treated alike).
+      answer = undefined;
+    }
+    const now = opts.clock.now();
+    if (answer === undefined) {
+      stats.bump(endpoint, 'transportError');
+      counters.recordRequest({ url: path, reqBytes, respBytes: 0, success: false, latencyMs: now - dueAt, at: now });
+      return undefined;
+    }
+    stats.answer(endpoint, answer.status);
+    this.v1?.onAnswer(endpoint, answer.status);
+    counters.recordRequest({
+      url: path,
+      reqBytes,
+      respBytes: answer.body.length,
+      success: isSuccess(answer.status),
+      latencyMs: now - dueAt,
+      at: now,
+    });
+    return answer;
+  }
+}
+
+/** 200, 201, 204 and 304 are success at EVE's transport layer (§0). */
+export function isSuccess(status: number): boolean {
+  return status === 200 || status === 201 || status === 204 || status === 304;
+}

@@ -1,0 +1,87 @@
+// What one device sent and what came of it, per endpoint, plus reliable messages it could not
+// deliver. Counters live in one small typed array per device (no per-endpoint objects) and are
+// expanded into plain objects only when someone asks.
+
+import { ENDPOINT_KEYS, type EndpointKey } from '../../protocol/endpoints.js';
+
+/** Outcome slots per endpoint, in storage order. */
+const SLOTS = ['sent', 'ok', 'clientError', 'serverError', 'transportError', 'rejected'] as const;
+type Slot = (typeof SLOTS)[number];
+const SLOT_COUNT = SLOTS.length;
+const SLOT_INDEX: Record<Slot, number> = Object.fromEntries(SLOTS.map((s, i) => [s, i])) as Record<Slot, number>;
+const ENDPOINT_INDEX: Record<EndpointKey, number> = Object.fromEntries(
+  ENDPOINT_KEYS.map((k, i) => [k, i]),
+) as Record<EndpointKey, number>;
+
+export interface EndpointCounts {
+  /** Requests handed to the transport. */
+  sent: number;
+  /** 2xx and 304 answers. */
+  ok: number;
+  /** 4xx answers. */
+  clientError: number;
+  /** 5xx answers (and anything else that is neither success nor 4xx). */
+  serverError: number;
+  /** No HTTP answer (TransportError). */
+  transportError: number;
+  /** Answers with a success status whose body failed verification or decoding. */
+  rejected: number;
+}
+
+/** Reliable message kinds (spec: info, logs and flowlog MUST be retried until delivered). */
+export type ReliableKind = 'info' | 'logs' | 'flowlog';
+
+export interface DeviceStatsSnapshot {
+  endpoints: Partial<Record<EndpointKey, EndpointCounts>>;
+  /** Reliable messages given up on (dropped by EVE's rules, discarded to bound memory, or pending at stop). */
+  undelivered: Record<ReliableKind, number>;
+  /** Log entries inside the undelivered log files/bundles. */
+  undeliveredLogEntries: number;
+  /** Findings reported through onFinding. */
+  findings: number;
+  /** Callbacks that threw and were caught (a device bug, never a controller's fault). */
+  internalErrors: number;
+}
+
+export class DeviceStats {
+  private readonly counts = new Float64Array(ENDPOINT_KEYS.length * SLOT_COUNT);
+  undeliveredInfo = 0;
+  undeliveredLogs = 0;
+  undeliveredLogEntries = 0;
+  undeliveredFlowlog = 0;
+  findings = 0;
+  internalErrors = 0;
+
+  bump(endpoint: EndpointKey, slot: Slot): void {
+    this.counts[ENDPOINT_INDEX[endpoint] * SLOT_COUNT + SLOT_INDEX[slot]]! += 1;
+  }
+
+  /** Counts an HTTP answer in the slot its status belongs to. */
+  answer(endpoint: EndpointKey, status: number): void {
+    if ((status >= 200 && status < 300) || status === 304) this.bump(endpoint, 'ok');
+    else if (status >= 400 && status < 500) this.bump(endpoint, 'clientError');
+    else this.bump(endpoint, 'serverError');
+  }
+
+  get(endpoint: EndpointKey, slot: Slot): number {
+    return this.counts[ENDPOINT_INDEX[endpoint] * SLOT_COUNT + SLOT_INDEX[slot]]!;
+  }
+
+  snapshot(): DeviceStatsSnapshot {
+    const endpoints: Partial<Record<EndpointKey, EndpointCounts>> = {};
+    for (let e = 0; e < ENDPOINT_KEYS.length; e++) {
+      const base = e * SLOT_COUNT;
+      if (this.counts[base] === 0) continue;
+      const c = {} as EndpointCounts;
+      for (let s = 0; s < SLOT_COUNT; s++) c[SLOTS[s]!] = this.counts[base + s]!;
+      endpoints[ENDPOINT_KEYS[e]!] = c;
+    }
+    return {
+      endpoints,
+      undelivered: { info: this.undeliveredInfo, logs: this.undeliveredLogs, flowlog: this.undeliveredFlowlog },
+      undeliveredLogEntries: this.undeliveredLogEntries,
+      findings: this.findings,
+      internalErrors: this.internalErrors,
+    };
+  }
+}

@@ -1,0 +1,141 @@
+// Flow logs as EVE's zedrouter sends them (§9): every flowlogIntervalMs one FlowMessage per running
+// app interface, marshalled once; sent one at a time, the same message retried with backoff
+// 1, 2, 4 … 128 s until delivered (flow logs are reliable). The queue is small and bounded: a new
+// message that finds it full is dropped, as EVE drops when its queue is over 90 % full, and
+// counted as undelivered, as is anything still queued at reboot or stop.
+
+import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
+import { Msg } from '../../protocol/messages.js';
+import type { DeviceFinding, DeviceOptions } from '../device-options.js';
+import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
+import type { DeviceStats } from '../sender/device-stats.js';
+import { DeviceTimer } from '../core/device-timer.js';
+import { flowlogRetryDelayMs } from '../core/eve-timers.js';
+import { drainRetryDelayMs } from '../core/graceful-drain.js';
+import { buildFlowMessage, type FlowScope } from './flowlog-builder.js';
+import type { DeviceCounters } from './metrics-builder.js';
+import type { Millis } from '../ports.js';
+import { isDocumentedStatus } from '../sender/status-expectations.js';
+import { exactBytes } from '../../protocol/exact-bytes.js';
+
+/** Messages kept waiting per device (bounded memory; EVE's channel is similarly small). */
+export const FLOWLOG_QUEUE_LIMIT = 8;
+
+export interface FlowSource {
+  scope: FlowScope;
+  flowsPerMessage: number;
+}
+
+export interface FlowlogHost {
+  readonly opts: DeviceOptions;
+  readonly sender: DeviceSender;
+  readonly tally: DeviceStats;
+  readonly counters: DeviceCounters;
+  readonly uuid: string;
+  readonly generation: number;
+  /** One entry per running app interface whose network instance collects flow logs. */
+  flowSources(): FlowSource[];
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
+  guard(fn: () => Promise<void> | void): void;
+}
+
+interface PendingFlowMessage {
+  bytes: Uint8Array;
+  flows: number;
+  dns: number;
+}
+
+export class FlowlogSender {
+  private pending: PendingFlowMessage[] = [];
+  private failures = 0;
+  private sending = false;
+  /** End-of-run drain (core/graceful-drain.ts): no new windows, queued messages go now. */
+  private draining = false;
+  private windowStart: Millis = 0;
+  private readonly collectTimer: DeviceTimer;
+  private readonly sendTimer: DeviceTimer;
+
+  constructor(private readonly host: FlowlogHost) {
+    this.collectTimer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.collect(dueAt)));
+    this.sendTimer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.sendHead(dueAt)));
+  }
+
+  get queued(): number {
+    return this.pending.length;
+  }
+
+  start(now: Millis): void {
+    this.windowStart = now;
+    this.collectTimer.at(now + this.host.opts.behaviour.flowlogIntervalMs);
+  }
+
+  /** End of the run (simulator action): no new flow windows; what is queued is sent now and
+   *  retried quickly instead of on EVE's 1 … 128 s backoff. */
+  drain(now: Millis): void {
+    this.draining = true;
+    this.failures = 0;
+    this.collectTimer.cancel();
+    if (this.sending || this.pending.length === 0) return;
+    this.sendTimer.cancel();
+    this.host.guard(() => this.sendHead(now));
+  }
+
+  /** Reboot or stop: the queue is in memory; what it holds is lost and counted. */
+  discardAll(): void {
+    this.collectTimer.cancel();
+    this.sendTimer.cancel();
+    this.host.tally.undeliveredFlowlog += this.pending.length;
+    this.pending = [];
+    this.failures = 0;
+    this.sending = false;
+  }
+
+  private collect(dueAt: Millis): void {
+    const host = this.host;
+    const now = host.opts.clock.now();
+    this.collectTimer.at(now + host.opts.behaviour.flowlogIntervalMs);
+    for (const src of host.flowSources()) {
+      const msg = buildFlowMessage(src.scope, { flows: src.flowsPerMessage, windowStart: this.windowStart, windowEnd: now }, host.opts.rng);
+      const entry = { bytes: exactBytes(Msg.FlowMessage.encode(msg)), flows: msg.flows?.length ?? 0, dns: msg.dnsReqs?.length ?? 0 };
+      if (this.pending.length >= FLOWLOG_QUEUE_LIMIT) {
+        host.tally.undeliveredFlowlog++;
+        host.counters.recordFlowlog({ delivered: false, flows: entry.flows, dnsRequests: entry.dns, dropped: true });
+        continue;
+      }
+      this.pending.push(entry);
+    }
+    this.windowStart = now;
+    if (!this.sending && !this.sendTimer.armed && this.pending.length > 0) host.guard(() => this.sendHead(dueAt));
+  }
+
+  /** Sends the oldest message; on success goes straight on with the next one. */
+  private async sendHead(dueAt: Millis): Promise<void> {
+    const host = this.host;
+    const gen = host.generation;
+    this.sending = true;
+    try {
+      while (this.pending.length > 0) {
+        const head = this.pending[0]!;
+        const answer = await host.sender.post('flowlog', v2Path('flowlog', host.uuid), head.bytes, dueAt);
+        if (gen !== host.generation) return;
+        const now = host.opts.clock.now();
+        if (answer !== undefined && isSuccess(answer.status)) {
+          this.pending.shift();
+          this.failures = 0;
+          host.counters.recordFlowlog({ delivered: true, flows: head.flows, dnsRequests: head.dns });
+          dueAt = now;
+          continue;
+        }
+        if (answer !== undefined && !isDocumentedStatus('flowlog', answer.status)) {
+          host.finding('flowlog', 'unexpected-status', `POST /flowlog answered ${answer.status}`);
+        }
+        this.failures++;
+        host.counters.recordFlowlog({ delivered: false, flows: head.flows, dnsRequests: head.dns });
+        this.sendTimer.at(now + (this.draining ? drainRetryDelayMs(this.failures) : flowlogRetryDelayMs(this.failures)));
+        return;
+      }
+    } finally {
+      if (gen === host.generation) this.sending = false;
+    }
+  }
+}

@@ -1,0 +1,131 @@
+// Drives EVE's keyed deferred queue (info-queue.ts, §6.5) over the device's sender: info messages
+// and the attestation certificate post are marshalled once at enqueue time, sent in passes in
+// EVE's order, retried or dropped by EVE's rules. Dropped items, and items still queued when the
+// device reboots or stops, are counted as undelivered (info is reliable per the spec).
+
+import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
+import { Msg } from '../../protocol/messages.js';
+import type { info } from '../../gen/eve-types.js';
+import type { DeviceFinding, DeviceOptions } from '../device-options.js';
+import type { DeviceSender } from '../sender/device-sender.js';
+import type { DeviceStats } from '../sender/device-stats.js';
+import { DeviceTimer } from '../core/device-timer.js';
+import { drainRetryDelayMs } from '../core/graceful-drain.js';
+import { endpointForKind, InfoQueue, type InfoQueueKind, type QueuedItem } from './info-queue.js';
+import type { Millis } from '../ports.js';
+import { isDocumentedStatus } from '../sender/status-expectations.js';
+
+export interface InfoHost {
+  readonly opts: DeviceOptions;
+  readonly sender: DeviceSender;
+  readonly tally: DeviceStats;
+  readonly uuid: string;
+  readonly generation: number;
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
+  /** Outcome of the ATTEST_REQ_CERT post (kind 'attest'): delivered, or discarded on failure. */
+  onAttestCertsOutcome(delivered: boolean, now: Millis): void;
+  guard(fn: () => Promise<void> | void): void;
+}
+
+export class InfoPublisher {
+  readonly queue: InfoQueue;
+  private readonly timer: DeviceTimer;
+  private passRunning = false;
+  /** End-of-run drain (core/graceful-drain.ts): everything queued goes now, retried quickly. */
+  private draining = false;
+  private drainFailures = 0;
+
+  constructor(private readonly host: InfoHost) {
+    this.queue = new InfoQueue(host.opts.rng);
+    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.pass(dueAt)));
+  }
+
+  /** Queues an info message under `key` (the object's UUID) and kicks a pass. */
+  publish(key: string, kind: InfoQueueKind, msg: info.ZInfoMsg, now: Millis): void {
+    this.enqueue(key, kind, Msg.ZInfoMsg.encode(msg), now, false);
+  }
+
+  /** Queues already encoded bytes (the attestation certificate post: discard on failure). */
+  enqueue(key: string, kind: InfoQueueKind, bytes: Uint8Array, now: Millis, discardOnFailure: boolean): void {
+    this.queue.enqueue(key, kind, bytes, now, { discardOnFailure });
+    this.rearm(now);
+  }
+
+  /** Reliable info waiting (the attestation certificate post is no info message; periodic location is best effort). */
+  get pendingInfo(): number {
+    let n = 0;
+    for (const it of this.queue.undelivered()) if (it.kind !== 'attest' && it.kind !== 'location') n++;
+    return n;
+  }
+
+  /** End of the run (simulator action): send everything queued now, ignoring EVE's backoff. */
+  drain(now: Millis): void {
+    this.draining = true;
+    this.drainFailures = 0;
+    this.rearm(now);
+  }
+
+  /** The device reboots or stops: the queue lives in memory, whatever is in it is lost. */
+  discardAll(): void {
+    this.host.tally.undeliveredInfo += this.pendingInfo;
+    this.queue.clear();
+    this.timer.cancel();
+    this.passRunning = false;
+  }
+
+  private rearm(now: Millis): void {
+    if (this.passRunning) return; // the pass re-arms when it ends
+    if (this.draining) {
+      if (this.queue.size === 0) this.timer.cancel();
+      else this.timer.atOrSooner(now + drainRetryDelayMs(this.drainFailures));
+      return;
+    }
+    const due = this.queue.nextDue(now);
+    if (due === undefined) this.timer.cancel();
+    else this.timer.atOrSooner(due);
+  }
+
+  private async pass(dueAt: Millis): Promise<void> {
+    const host = this.host;
+    const gen = host.generation;
+    if (this.draining) this.queue.expedite();
+    const batch = this.queue.takeBatch(host.opts.clock.now());
+    this.passRunning = batch.length > 0;
+    try {
+      for (let i = 0; i < batch.length; i++) {
+        const item = batch[i]!;
+        const stop = await this.sendOne(item, i === 0 ? dueAt : host.opts.clock.now());
+        if (gen !== host.generation) return;
+        if (stop) break;
+      }
+    } finally {
+      if (gen === host.generation) {
+        this.passRunning = false;
+        if (this.draining) this.drainFailures = this.queue.size > 0 ? this.drainFailures + 1 : 0;
+        this.rearm(host.opts.clock.now());
+      }
+    }
+  }
+
+  /** Sends one queued item and reports it; true when the pass must stop. */
+  private async sendOne(item: QueuedItem, dueAt: Millis): Promise<boolean> {
+    const host = this.host;
+    const gen = host.generation;
+    const endpoint = endpointForKind(item.kind);
+    const answer = await host.sender.post(endpoint, v2Path(endpoint, host.uuid), item.bytes, dueAt);
+    if (gen !== host.generation) return true;
+    const now = host.opts.clock.now();
+    if (answer !== undefined && !isDocumentedStatus(endpoint, answer.status)) {
+      host.finding(endpoint, 'unexpected-status', `POST /${endpoint} (${item.kind} ${item.key}) answered ${answer.status}`);
+    }
+    const result = this.queue.report(item, answer === undefined ? { kind: 'transport' } : { kind: 'http', status: answer.status }, now);
+    if (item.kind === 'attest') {
+      if (result.disposition === 'delivered') host.onAttestCertsOutcome(true, now);
+      else if (result.disposition === 'discarded') host.onAttestCertsOutcome(false, now);
+    } else if (result.disposition === 'dropped' || (result.disposition === 'discarded' && item.kind !== 'location')) {
+      // Periodic location is best effort (§6.5): discarding it loses nothing the device owed.
+      host.tally.undeliveredInfo++;
+    }
+    return result.stopPass;
+  }
+}

@@ -1,0 +1,330 @@
+// Device and app logs the way EVE's newlogd + loguploader produce and upload them (§8.2, §8.3).
+//
+// Lines are generated lazily: when a file is closed, the log generator produces the entries for
+// the time since the last close, so a device holds no raw lines between ticks. Files are closed
+// at every upload tick (EVE: 300 s / 550 kB; scaled down: upload ticks are ≤ 300 s except after
+// long failures) and packed into gzip files of at most 50 000 bytes (or LogBundles for the
+// 'legacy' format). Each tick uploads the oldest device file, then the oldest app file, on EVE's
+// cadence: first tick at 90 s, interval by backlog, 429 back-off mode, 503/no answer retried
+// later, other 4xx retried up to 10 times and then moved aside as failed.
+//
+// Logs are reliable: a file leaves the backlog only when delivered, failed after 10 refusals,
+// discarded to keep the backlog within LOG_BACKLOG_LIMIT_BYTES (oldest first), or still pending at
+// stop; every way but delivery is counted as undelivered.
+
+import type { EndpointKey } from '../../protocol/endpoints.js';
+import { v2Path } from '../../protocol/endpoints.js';
+import { Msg } from '../../protocol/messages.js';
+import { encodeNewlogLine, NEWLOGS_MAX_FILE_BYTES, packNewlogsFiles } from '../../protocol/newlogs.js';
+import type { DeviceFinding, DeviceOptions } from '../device-options.js';
+import type { DeviceSender } from '../sender/device-sender.js';
+import type { DeviceStats } from '../sender/device-stats.js';
+import { DeviceTimer } from '../core/device-timer.js';
+import { LOG_MAX_4XX_RETRIES, LogUploadSchedule } from '../core/eve-timers.js';
+import { drainRetryDelayMs } from '../core/graceful-drain.js';
+import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogGenerator } from './log-generator.js';
+import type { DeviceCounters } from './metrics-builder.js';
+import type { Millis } from '../ports.js';
+import { isDocumentedStatus } from '../sender/status-expectations.js';
+import { exactBytes } from '../../protocol/exact-bytes.js';
+
+/** Compressed log bytes a device keeps waiting for upload (EVE keeps them on disk; we are in memory). */
+export const LOG_BACKLOG_LIMIT_BYTES = 32 * 1024;
+
+/** A running app whose console output is collected. */
+export interface LogApp {
+  uuid: string;
+  /** Display name: the gzip Name of its newlogs files. */
+  name: string;
+  /** EVE domain name, the entries' source. */
+  domainName: string;
+  linesPerSec: number;
+  /** When it last reached RUNNING. */
+  runningSince: Millis;
+}
+
+export interface LogHost {
+  readonly opts: DeviceOptions;
+  readonly sender: DeviceSender;
+  readonly tally: DeviceStats;
+  readonly counters: DeviceCounters;
+  readonly generator: LogGenerator;
+  readonly uuid: string;
+  readonly generation: number;
+  /** newlog.allow.fastupload from config. */
+  readonly fastUpload: boolean;
+  runningLogApps(): LogApp[];
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
+  guard(fn: () => Promise<void> | void): void;
+}
+
+interface LogFile {
+  bytes: Uint8Array;
+  lines: number;
+  createdAt: Millis;
+  /** Refusals with a non-retriable 4xx so far. */
+  refusals: number;
+  /** App files: the app instance UUID (path) — undefined for device files. */
+  appUuid?: string;
+}
+
+export class LogUploader {
+  private deviceFiles: LogFile[] = [];
+  private appFiles: LogFile[] = [];
+  private backlogBytes = 0;
+  /** Device lines are generated up to here. */
+  /** Start of the device lines not yet collected; undefined until start() (nothing was written before). */
+  private deviceFrom: Millis | undefined;
+  /** Per running app: lines generated up to here. */
+  private appFrom = new Map<string, Millis>();
+  private schedule: LogUploadSchedule | undefined;
+  private readonly timer: DeviceTimer;
+  /** End-of-run drain (core/graceful-drain.ts): no new lines; every file is uploaded now. */
+  private draining = false;
+  private drainFailures = 0;
+
+  constructor(private readonly host: LogHost) {
+    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
+  }
+
+  get pendingFiles(): number {
+    return this.deviceFiles.length + this.appFiles.length;
+  }
+
+  get pendingBytes(): number {
+    return this.backlogBytes;
+  }
+
+  /** Starts (or restarts after a boot) log collection and the upload cadence; the backlog survives. */
+  start(now: Millis): void {
+    this.deviceFrom = now;
+    this.appFrom.clear();
+    this.schedule = new LogUploadSchedule(now, this.host.fastUpload);
+    this.timer.at(now + this.schedule.uploadDelayMs());
+  }
+
+  /** newlog.allow.fastupload changed. */
+  setFastUpload(enabled: boolean, now: Millis): void {
+    this.schedule?.setFastUpload(enabled, now);
+  }
+
+  /** An app stopped running or was removed: close its lines up to now into a file. */
+  closeApp(app: LogApp, now: Millis): void {
+    this.collectApp(app, now);
+    this.appFrom.delete(app.uuid);
+  }
+
+  /** The device goes down for a reboot: close what was written so far (files are on disk and survive). */
+  closeForReboot(now: Millis): void {
+    this.timer.cancel();
+    this.collect(now);
+  }
+
+  /**
+   * End of the run (simulator action): close the open files up to now, generate no more lines,
+   * and upload every file at once, retried quickly, instead of on EVE's upload ticks.
+   */
+  drain(now: Millis): void {
+    this.collect(now);
+    this.draining = true;
+    this.drainFailures = 0;
+    if (this.schedule === undefined || this.pendingFiles === 0) {
+      this.timer.cancel();
+      return;
+    }
+    this.timer.at(now);
+  }
+
+  /** The device stops for good: everything not delivered is counted. */
+  stop(now: Millis): void {
+    this.timer.cancel();
+    this.collect(now);
+    for (const f of this.deviceFiles) this.countUndelivered(f);
+    for (const f of this.appFiles) this.countUndelivered(f);
+    this.deviceFiles = [];
+    this.appFiles = [];
+    this.backlogBytes = 0;
+  }
+
+  private async tick(dueAt: Millis): Promise<void> {
+    if (this.draining) return this.drainTick(dueAt);
+    const host = this.host;
+    const gen = host.generation;
+    const schedule = this.schedule!;
+    try {
+      schedule.onBackoffExpired(host.opts.clock.now());
+      this.collect(host.opts.clock.now());
+      if (this.deviceFiles.length > 0) {
+        await this.uploadOldest(this.deviceFiles, dueAt);
+        if (gen !== host.generation) return;
+        dueAt = host.opts.clock.now();
+      }
+      if (this.appFiles.length > 0) await this.uploadOldest(this.appFiles, dueAt);
+    } finally {
+      // The next tick is armed whatever happened in this one (unless the device went down).
+      if (gen === host.generation) {
+        const now = host.opts.clock.now();
+        schedule.maybeEvaluate(now, this.pendingFiles, host.opts.rng);
+        host.counters.setLogBacklog(this.pendingFiles, schedule.intervalS);
+        this.timer.at(now + schedule.uploadDelayMs());
+      }
+    }
+  }
+
+  /** While draining: device and app files in turn, oldest first, until none is left or none got through. */
+  private async drainTick(dueAt: Millis): Promise<void> {
+    const host = this.host;
+    const gen = host.generation;
+    let progressed = true;
+    try {
+      while (this.pendingFiles > 0 && progressed) {
+        const before = this.pendingFiles;
+        for (const files of [this.deviceFiles, this.appFiles]) {
+          if (files.length === 0) continue;
+          await this.uploadOldest(files, dueAt);
+          if (gen !== host.generation) return;
+          dueAt = host.opts.clock.now();
+        }
+        progressed = this.pendingFiles < before;
+      }
+    } finally {
+      if (gen === host.generation) {
+        this.drainFailures = progressed ? 0 : this.drainFailures + 1;
+        if (this.pendingFiles > 0) this.timer.at(host.opts.clock.now() + drainRetryDelayMs(this.drainFailures));
+      }
+    }
+  }
+
+  private async uploadOldest(files: LogFile[], dueAt: Millis): Promise<void> {
+    const host = this.host;
+    const gen = host.generation;
+    const file = files[0]!;
+    const legacy = host.opts.behaviour.logFormat === 'legacy';
+    const endpoint: EndpointKey = file.appUuid === undefined ? (legacy ? 'logs' : 'newlogs') : legacy ? 'applogs' : 'appnewlogs';
+    const path = v2Path(endpoint, host.uuid, file.appUuid);
+    const answer = await host.sender.post(endpoint, path, file.bytes, dueAt);
+    if (gen !== host.generation) return;
+    const now = host.opts.clock.now();
+    const schedule = this.schedule!;
+    host.counters.recordLogUpload({ bytes: file.bytes.length, status: answer?.status, latencyMs: now - dueAt, at: now, app: file.appUuid !== undefined });
+    if (answer === undefined) {
+      schedule.onUnavailable(now);
+      return;
+    }
+    const status = answer.status;
+    if (!isDocumentedStatus(endpoint, status)) host.finding(endpoint, 'unexpected-status', `POST ${path} answered ${status}`);
+    if (status === 200 || status === 201 || status === 204) {
+      this.remove(files, file);
+      schedule.onSuccess();
+    } else if (status === 429) {
+      schedule.onTooManyRequests(now);
+    } else if (status === 503) {
+      schedule.onUnavailable(now);
+    } else if (status >= 400 && status < 500) {
+      file.refusals++;
+      if (file.refusals >= LOG_MAX_4XX_RETRIES) {
+        // EVE moves the file to its "failed" directory: it will never be delivered.
+        this.remove(files, file);
+        this.countUndelivered(file);
+      }
+    }
+    // Other statuses (5xx): the same file is tried again on a later tick.
+  }
+
+  /** Closes the device file and every running app's file up to `now`. */
+  private collect(now: Millis): void {
+    if (this.draining) return; // no new lines after the end of the run
+    const host = this.host;
+    const rate = host.opts.behaviour.logLinesPerSec;
+    if (this.deviceFrom !== undefined && now > this.deviceFrom) {
+      const entries = rate > 0 ? host.generator.deviceEntries(this.deviceFrom, now, rate, host.opts.rng) : [];
+      this.deviceFrom = now;
+      if (entries.length > 0) this.addFiles(entries, now, undefined);
+    }
+    for (const app of host.runningLogApps()) this.collectApp(app, now);
+  }
+
+  private collectApp(app: LogApp, now: Millis): void {
+    if (this.draining) return;
+    const from = Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince);
+    this.appFrom.set(app.uuid, now);
+    if (now <= from || app.linesPerSec <= 0) return;
+    const entries = this.host.generator.appEntries(app, from, now, app.linesPerSec, this.host.opts.rng);
+    if (entries.length > 0) this.addFiles(entries, now, app);
+  }
+
+  private addFiles(entries: DeviceLogEntry[], now: Millis, app: LogApp | undefined): void {
+    const host = this.host;
+    const packed = host.opts.behaviour.logFormat === 'legacy' ? this.packLegacy(entries, now, app) : this.packNewlogs(entries, now, app);
+    const target = app ? this.appFiles : this.deviceFiles;
+    for (const p of packed) {
+      const file: LogFile = { bytes: exactBytes(p.bytes), lines: p.lines, createdAt: now, refusals: 0 };
+      if (app) file.appUuid = app.uuid;
+      target.push(file);
+      this.backlogBytes += p.bytes.length;
+      host.counters.recordGzipFile(p.bytes.length);
+    }
+    this.enforceLimit();
+  }
+
+  private packNewlogs(entries: DeviceLogEntry[], now: Millis, app: LogApp | undefined): { bytes: Uint8Array; lines: number }[] {
+    const host = this.host;
+    const lines = entries.map(encodeNewlogLine);
+    let raw = 0;
+    for (const l of lines) raw += l.length + 1;
+    host.counters.recordLogInput(lines.length, raw, app !== undefined);
+    const kind = app
+      ? ({ kind: 'app', appName: app.name } as const)
+      : ({ kind: 'device', meta: { devID: host.uuid, image: 'IMGA', eveVersion: host.opts.behaviour.eveVersion } } as const);
+    return packNewlogsFiles(kind, lines, Math.floor(now / 1000));
+  }
+
+  /** LogBundle / AppInstanceLogBundle, halved until each encodes within the file limit. */
+  private packLegacy(entries: DeviceLogEntry[], now: Millis, app: LogApp | undefined): { bytes: Uint8Array; lines: number }[] {
+    const host = this.host;
+    host.counters.recordLogInput(entries.length, 0, app !== undefined);
+    const encode = (part: DeviceLogEntry[]): Uint8Array =>
+      app
+        ? Msg.AppInstanceLogBundle.encode(buildAppLogBundle(part, now))
+        : Msg.LogBundle.encode(buildLogBundle(host.uuid, host.opts.behaviour.eveVersion, 'IMGA', part, now));
+    const out: { bytes: Uint8Array; lines: number }[] = [];
+    const split = (part: DeviceLogEntry[]): void => {
+      const bytes = encode(part);
+      if (bytes.length <= NEWLOGS_MAX_FILE_BYTES || part.length === 1) {
+        out.push({ bytes, lines: part.length });
+        return;
+      }
+      const mid = part.length >> 1;
+      split(part.slice(0, mid));
+      split(part.slice(mid));
+    };
+    split(entries);
+    return out;
+  }
+
+  /** Keeps the backlog within its byte budget by discarding the oldest files (counted). */
+  private enforceLimit(): void {
+    while (this.backlogBytes > LOG_BACKLOG_LIMIT_BYTES) {
+      const d = this.deviceFiles[0];
+      const a = this.appFiles[0];
+      const victims = d && (!a || d.createdAt <= a.createdAt) ? this.deviceFiles : this.appFiles;
+      const f = victims[0];
+      if (!f || this.pendingFiles <= 1) break; // never discard the only (newest) file
+      this.remove(victims, f);
+      this.countUndelivered(f);
+    }
+  }
+
+  private remove(files: LogFile[], file: LogFile): void {
+    const i = files.indexOf(file);
+    if (i >= 0) {
+      files.splice(i, 1);
+      this.backlogBytes -= file.bytes.length;
+    }
+  }
+
+  private countUndelivered(f: LogFile): void {
+    this.host.tally.undeliveredLogs++;
+    this.host.tally.undeliveredLogEntries += f.lines;
+  }
+}
