@@ -2,7 +2,7 @@
 // including thresholds that cannot be checked, which must fail.
 
 import { describe, expect, it } from 'vitest';
-import { allThresholdsPassed, evaluateThreshold, evaluateThresholds, parseThreshold } from '../src/runner/thresholds.js';
+import { noThresholdFailed, evaluateThreshold, evaluateThresholds, parseThreshold } from '../src/runner/thresholds.js';
 import { emptyEndpointStats, type EndpointStats, type MeasuredRun } from '../src/runner/summary-json.js';
 
 function ep(count: number, errors: number, p99: number, extra: Partial<EndpointStats> = {}): EndpointStats {
@@ -62,7 +62,7 @@ describe('parseThreshold', () => {
 
 describe('evaluateThreshold', () => {
   it('passes and fails on latency, with the actual value', () => {
-    expect(check('config.p99 < 200ms')).toEqual({ source: 'config.p99 < 200ms', passed: true, actual: 150, detail: '150ms' });
+    expect(check('config.p99 < 200ms')).toEqual({ source: 'config.p99 < 200ms', status: 'passed', passed: true, actual: 150, bound: 200, detail: '150ms' });
     expect(check('config.p99 < 100ms')).toMatchObject({ passed: false, actual: 150 });
     expect(check('register.max <= 1800ms')).toMatchObject({ passed: true, actual: 1800 });
     expect(check('register.max < 1800ms')).toMatchObject({ passed: false });
@@ -98,8 +98,10 @@ describe('evaluateThreshold', () => {
     expect(check('flowlog.count >= 1')).toMatchObject({ passed: false, actual: 0 });
     expect(check('flowlog.p99 < 1s')).toEqual({
       source: 'flowlog.p99 < 1s',
+      status: 'failed',
       passed: false,
       actual: null,
+      bound: 1000,
       detail: 'cannot check: no requests to flowlog during the run, so no latency to check',
     });
     // Present but empty behaves the same.
@@ -122,8 +124,8 @@ describe('evaluateThreshold', () => {
 
   it('evaluates a list and summarises', () => {
     const results = evaluateThresholds(['config.p99 < 200ms', 'findings.count == 0'].map(parseThreshold), run());
-    expect(allThresholdsPassed(results)).toBe(true);
+    expect(noThresholdFailed(results)).toBe(true);
     const failing = evaluateThresholds(['config.p99 < 200ms', 'errors.count == 0'].map(parseThreshold), run());
-    expect(allThresholdsPassed(failing)).toBe(false);
+    expect(noThresholdFailed(failing)).toBe(false);
   });
 });
