@@ -30,32 +30,26 @@ export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun): Thresh
   // `{api:v1}`: the same measure on that API's part of the run.
   const view = spec.api ? runOfApi(run, spec.api) : run;
   const b: Bound = 'cannot' in view ? { bound: null } : boundOf(spec, view);
-  const base = {
+  const result = (status: ThresholdResult['status'], actual: number | null, detail: string): ThresholdResult => ({
     source: spec.source,
-    ...(spec.required ? { required: true as const } : {}),
+    status,
+    passed: status === 'passed',
+    actual,
     bound: b.bound,
     ...(b.perDevice ? { perDevice: b.perDevice } : {}),
-  };
+    ...(spec.required ? { required: true as const } : {}),
+    detail,
+  });
   const m: Measured = 'cannot' in view ? view : b.cannot !== undefined ? { cannot: b.cannot } : measure(spec, view);
   if ('notChecked' in m) {
     // Only a real controller lacks these figures by nature; with the embedded one they must exist.
-    if (!againstRealController(run)) return { ...base, ...failed(`cannot check: ${m.notChecked}`) };
-    if (spec.required) return { ...base, ...failed(`not checked, but required: ${m.notChecked}`) };
-    return { ...base, status: 'not-checked', passed: false, actual: null, detail: `not checked: ${m.notChecked}` };
+    if (!againstRealController(run)) return result('failed', null, `cannot check: ${m.notChecked}`);
+    if (spec.required) return result('failed', null, `not checked, but required: ${m.notChecked}`);
+    return result('not-checked', null, `not checked: ${m.notChecked}`);
   }
-  if ('cannot' in m) return { ...base, ...failed(`cannot check: ${m.cannot}`) };
+  if ('cannot' in m) return result('failed', null, `cannot check: ${m.cannot}`);
   const passed = compare(m.value, spec.op, b.bound!);
-  return {
-    ...base,
-    status: passed ? 'passed' : 'failed',
-    passed,
-    actual: m.value,
-    detail: formatThresholdValue(thresholdValueKind(spec), m.value),
-  };
-}
-
-function failed(detail: string): Pick<ThresholdResult, 'status' | 'passed' | 'actual' | 'detail'> {
-  return { status: 'failed', passed: false, actual: null, detail };
+  return result(passed ? 'passed' : 'failed', m.value, formatThresholdValue(thresholdValueKind(spec), m.value));
 }
 
 /** True when no threshold failed: passed or not checked (not-checked ones are not required). */

@@ -136,7 +136,8 @@ export interface ThresholdSpec {
   /** p50 | p90 | p99 | max | count | rate | ratio | total */
   stat: string;
   op: '<' | '<=' | '>' | '>=' | '==';
-  /** Normalised value: ms for latencies, a fraction for rates/ratios (0.1% → 0.001), a number otherwise. */
+  /** Normalised value: ms for latencies, a fraction for rates/ratios (0.1% → 0.001), a number otherwise;
+   *  with `perDevice`, the number per device of the basis (`90% of devices` → 0.9). */
   value: number;
   /** `{api:v1}` tag: judged on that controller API's figures only (api-thresholds.ts). */
   api?: 'v1' | 'v2';
