@@ -20,8 +20,6 @@ export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
 const ENDPOINTS: ReadonlySet<string> = new Set<string>([...ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS]);
 
-type Measured = ThresholdMeasure;
-
 export function evaluateThresholds(specs: readonly ThresholdSpec[], run: MeasuredRun): ThresholdResult[] {
   return specs.map((s) => evaluateThreshold(s, run));
 }
@@ -40,7 +38,7 @@ export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun): Thresh
     ...(spec.required ? { required: true as const } : {}),
     detail,
   });
-  const m: Measured = 'cannot' in view ? view : b.cannot !== undefined ? { cannot: b.cannot } : measure(spec, view);
+  const m: ThresholdMeasure = 'cannot' in view ? view : b.cannot !== undefined ? { cannot: b.cannot } : measure(spec, view);
   if ('notChecked' in m) {
     // Only a real controller lacks these figures by nature; with the embedded one they must exist.
     if (!againstRealController(run)) return result('failed', null, `cannot check: ${m.notChecked}`);
@@ -89,7 +87,7 @@ function boundOf(spec: ThresholdSpec, view: MeasuredRun): Bound {
 
 const OP_SIGNS: Record<ThresholdSpec['op'], string> = { '<': '<', '<=': '≤', '>': '>', '>=': '≥', '==': '=' };
 
-function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
+function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
   const { subject, stat } = spec;
   if (subject === 'attestation' || subject === 'attestation_devices') return measureAttestation(subject, stat, run);
   // Before the request figures: an lps.* endpoint of a run without LPS is not checked, not "0 requests".
@@ -122,7 +120,7 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
   }
 }
 
-function measureRequests(subject: string, stat: string, run: MeasuredRun): Measured {
+function measureRequests(subject: string, stat: string, run: MeasuredRun): ThresholdMeasure {
   // Counts and rates add up exactly over endpoints; percentiles of all requests come from the merged
   // histogram in `overall`, which the summary must carry.
   const stats: EndpointStats = subject === 'all' ? { ...run.overall, ...requestTotals(run) } : endpointStats(run, subject);
