@@ -125,6 +125,56 @@ describe('renderJUnit', () => {
   });
 });
 
+describe('per-device and not-checked thresholds in report, JUnit and JSON', () => {
+  // Against a real controller: no attestation figures, so those thresholds are not checked unless required.
+  function external(): RunSummary {
+    const s = sample({ target: 'https://127.0.0.1:8443', devices: { total: 20, onboarded: 20, byLifecycle: {} } });
+    s.endpoints = { ...s.endpoints, register: ep(23, 0, [1, 2, 3, 4]) };
+    const specs = [
+      parseThreshold('register.count >= 1 per device'),
+      parseThreshold('attestation_devices.SUCCESS == 1 per device'),
+      { ...parseThreshold('attestation.QUOTE_FAILED == 0'), required: true },
+      parseThreshold('config.p99 < 200ms'),
+    ];
+    const thresholds = evaluateThresholds(specs, s);
+    return { ...s, thresholds, exitCode: 1 };
+  }
+
+  it('the report shows the effective bound and marks not-checked thresholds apart', () => {
+    const text = renderReport(external());
+    const reason = "no attestation outcomes: they come from the embedded controller's admin API (a real controller has none)";
+    expect(text).toContain(
+      [
+        'thresholds   2 of 4 passed, 1 not checked',
+        '  ✓ register.count >= 1 per device (≥ 20 for 20 devices)               23',
+        `  – attestation_devices.SUCCESS == 1 per device (= 20 for 20 devices)  not checked: ${reason}`,
+        `  ✗ attestation.QUOTE_FAILED == 0                                      not checked, but required: ${reason}`,
+        '  ✓ config.p99 < 200ms                                                 150ms',
+      ].join('\n'),
+    );
+  });
+
+  it('JUnit marks not-checked thresholds skipped; the JSON carries a status per threshold', () => {
+    const s = external();
+    const xml = renderJUnit(s);
+    expect(xml).toContain('tests="4" failures="1" errors="0" skipped="1"');
+    expect(xml).toMatch(
+      /<testcase classname="evesim.smoke" name="attestation_devices.SUCCESS == 1 per device" time="0">\n {6}<skipped message="not checked: no attestation outcomes[^"]*"\/>\n {4}<\/testcase>/,
+    );
+    expect(xml).toContain('<failure type="threshold" message="not checked, but required: no attestation outcomes');
+    expect(xml).toContain('<testcase classname="evesim.smoke" name="register.count &gt;= 1 per device" time="0"></testcase>');
+    const parsed = JSON.parse(summaryToJson(s)) as RunSummary;
+    expect(parsed.thresholds.map((t) => [t.source, t.status, t.bound])).toEqual([
+      ['register.count >= 1 per device', 'passed', 20],
+      ['attestation_devices.SUCCESS == 1 per device', 'not-checked', 20],
+      ['attestation.QUOTE_FAILED == 0', 'failed', 0],
+      ['config.p99 < 200ms', 'passed', 200],
+    ]);
+    expect(parsed.thresholds[0]!.perDevice).toEqual({ devices: 20, effective: '≥ 20 for 20 devices' });
+    expect(parsed.thresholds[2]!.required).toBe(true);
+  });
+});
+
 describe('summaryToJson', () => {
   it('round-trips and carries the documented top-level fields', () => {
     const s = sample();

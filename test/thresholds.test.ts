@@ -1,8 +1,9 @@
 // Threshold expressions: parsing (with the reason for a bad one) and judging a run summary,
-// including thresholds that cannot be checked, which must fail.
+// including thresholds that cannot be checked, which must fail, per-device bounds, and figures a
+// real controller cannot provide, which are "not checked" unless required.
 
 import { describe, expect, it } from 'vitest';
-import { allThresholdsPassed, evaluateThreshold, evaluateThresholds, parseThreshold } from '../src/runner/thresholds.js';
+import { noThresholdFailed, evaluateThreshold, evaluateThresholds, parseThreshold } from '../src/runner/thresholds.js';
 import { emptyEndpointStats, type EndpointStats, type MeasuredRun } from '../src/runner/summary-json.js';
 
 function ep(count: number, errors: number, p99: number, extra: Partial<EndpointStats> = {}): EndpointStats {
@@ -62,7 +63,7 @@ describe('parseThreshold', () => {
 
 describe('evaluateThreshold', () => {
   it('passes and fails on latency, with the actual value', () => {
-    expect(check('config.p99 < 200ms')).toEqual({ source: 'config.p99 < 200ms', passed: true, actual: 150, detail: '150ms' });
+    expect(check('config.p99 < 200ms')).toEqual({ source: 'config.p99 < 200ms', status: 'passed', passed: true, actual: 150, bound: 200, detail: '150ms' });
     expect(check('config.p99 < 100ms')).toMatchObject({ passed: false, actual: 150 });
     expect(check('register.max <= 1800ms')).toMatchObject({ passed: true, actual: 1800 });
     expect(check('register.max < 1800ms')).toMatchObject({ passed: false });
@@ -98,8 +99,10 @@ describe('evaluateThreshold', () => {
     expect(check('flowlog.count >= 1')).toMatchObject({ passed: false, actual: 0 });
     expect(check('flowlog.p99 < 1s')).toEqual({
       source: 'flowlog.p99 < 1s',
+      status: 'failed',
       passed: false,
       actual: null,
+      bound: 1000,
       detail: 'cannot check: no requests to flowlog during the run, so no latency to check',
     });
     // Present but empty behaves the same.
@@ -122,8 +125,131 @@ describe('evaluateThreshold', () => {
 
   it('evaluates a list and summarises', () => {
     const results = evaluateThresholds(['config.p99 < 200ms', 'findings.count == 0'].map(parseThreshold), run());
-    expect(allThresholdsPassed(results)).toBe(true);
+    expect(noThresholdFailed(results)).toBe(true);
     const failing = evaluateThresholds(['config.p99 < 200ms', 'errors.count == 0'].map(parseThreshold), run());
-    expect(allThresholdsPassed(failing)).toBe(false);
+    expect(noThresholdFailed(failing)).toBe(false);
+  });
+});
+
+describe('per-device thresholds', () => {
+  it.each([
+    ['register.count >= 1 per device', { subject: 'register', stat: 'count', op: '>=', value: 1, perDevice: { kind: 'device' } }],
+    ['config{api:v1}.count >= 3 per device', { subject: 'config', stat: 'count', op: '>=', value: 3, api: 'v1', perDevice: { kind: 'device' } }],
+    ['expected.count <= 0.5 per device', { subject: 'expected', stat: 'count', op: '<=', value: 0.5, perDevice: { kind: 'device' } }],
+    ['onboarded.count >= 90% of devices', { subject: 'onboarded', stat: 'count', op: '>=', value: 0.9, perDevice: { kind: 'device' } }],
+    ['onboarded.count >= 50% of devices of kvm', { subject: 'onboarded', stat: 'count', op: '>=', value: 0.5, perDevice: { kind: 'device', group: 'kvm' } }],
+    ['attestation_devices.QUOTE_FAILED == 1 per tampered device', { subject: 'attestation_devices', stat: 'QUOTE_FAILED', op: '==', value: 1, perDevice: { kind: 'tampered device' } }],
+    ['attestation_devices.TPM_DISABLED == 1 per device without TPM', { subject: 'attestation_devices', stat: 'TPM_DISABLED', op: '==', value: 1, perDevice: { kind: 'device without TPM' } }],
+    ['attestation.KEYS_ESCROWED >= 1 per untampered TPM device', { subject: 'attestation', stat: 'KEYS_ESCROWED', op: '>=', value: 1, perDevice: { kind: 'untampered TPM device' } }],
+    ['attestation_devices.TPM_RESET == 1 per device of reboot-wave', { subject: 'attestation_devices', stat: 'TPM_RESET', op: '==', value: 1, perDevice: { kind: 'device', group: 'reboot-wave' } }],
+  ])('parses %s', (source, want) => expect(parseThreshold(source)).toEqual({ source, ...want }));
+
+  it.each([
+    ['register.count >= 1 per devices', '"register.count >= 1 per devices": unknown basis "per devices" (did you mean "device"?); write "<n> per device"'],
+    ['register.count >= 1 per node', '"register.count >= 1 per node": unknown basis "per node"; write'],
+    ['onboarded.count >= 90% of device', '"onboarded.count >= 90% of device": unknown basis "of device" (did you mean "devices"?)'],
+    ['onboarded.count >= 90 of devices', '"onboarded.count >= 90 of devices": "of devices" takes a percentage, e.g. "90% of devices" (or write "90 per device")'],
+    ['onboarded.count >= 90% per device', '"onboarded.count >= 90% per device": "per device" takes a number, not a percentage'],
+    ['config.p99 < 1s per device', '"config.p99 < 1s per device": only counts scale with devices; config.p99 is a latency'],
+    ['onboarded.ratio == 1 per device', '"onboarded.ratio == 1 per device": only counts scale with devices; onboarded.ratio is a fraction'],
+    ['register.count >= many per device', 'register.count per device is a count: expected a number ≥ 0 (got "many")'],
+    ['onboarded.count >= 150% of devices', 'onboarded.count per device is a fraction: expected 0 to 1'],
+  ])('refuses %j', (source, why) => expect(() => parseThreshold(source)).toThrow(why));
+
+  it('multiplies the bound by the run\'s devices and shows the effective bound', () => {
+    const r = run({ devices: { total: 20, onboarded: 20, byLifecycle: {} }, endpoints: { register: ep(23, 0, 900) } });
+    expect(check('register.count >= 1 per device', r)).toEqual({
+      source: 'register.count >= 1 per device',
+      status: 'passed',
+      passed: true,
+      actual: 23,
+      bound: 20,
+      perDevice: { devices: 20, effective: '≥ 20 for 20 devices' },
+      detail: '23',
+    });
+    expect(check('register.count >= 2 per device', r)).toMatchObject({ status: 'failed', actual: 23, bound: 40 });
+    expect(check('register.count <= 1 per device', r)).toMatchObject({ status: 'failed', bound: 20 });
+    // The same threshold on the 50-device default run asks for 50.
+    expect(check('register.count >= 1 per device')).toMatchObject({ status: 'passed', bound: 50, perDevice: { devices: 50 } });
+  });
+
+  it('a percentage of devices is the same fraction per device, exact for round products', () => {
+    const r = run({ devices: { total: 30, onboarded: 3, byLifecycle: {} } });
+    // 10% of 30 is 3 (not 3.0000000000000004, which 3 would not reach).
+    expect(check('onboarded.count >= 10% of devices', r)).toMatchObject({ status: 'passed', bound: 3, perDevice: { effective: '≥ 3 for 30 devices' } });
+    expect(check('onboarded.count >= 11% of devices', r)).toMatchObject({ status: 'failed', bound: 3.3, perDevice: { effective: '≥ 3.30 for 30 devices' } });
+  });
+
+  it('with an {api:…} tag counts the devices of that API', () => {
+    const v1 = { devices: { total: 15, onboarded: 15 }, endpoints: { config: ep(46, 0, 100) }, overall: ep(46, 0, 100) };
+    const r = run({ devices: { total: 40, onboarded: 40, byLifecycle: {} }, byApi: { v1 } });
+    expect(check('config{api:v1}.count >= 3 per device', r)).toMatchObject({
+      status: 'passed',
+      actual: 46,
+      bound: 45,
+      perDevice: { devices: 15, effective: '≥ 45 for 15 v1 devices' },
+    });
+    expect(check('devices{api:v1}.total == 1 per device', r)).toMatchObject({ status: 'passed', bound: 15 });
+  });
+
+  it('uses the devices the loader counted for the basis; an unresolved group basis cannot be checked', () => {
+    const spec = parseThreshold('attestation_devices.QUOTE_FAILED == 1 per tampered device');
+    const a = { byCode: {}, tpmDisabled: 0, storeKeys: {}, failureReasons: {}, nonces: 0, devices: { byLastCode: { QUOTE_FAILED: 3 }, tpmDisabled: 0, tpmReset: 0 } };
+    const resolved = { ...spec, perDevice: { ...spec.perDevice!, devices: 3 } };
+    expect(evaluateThreshold(resolved, run({ attestation: a }))).toMatchObject({
+      status: 'passed',
+      bound: 3,
+      perDevice: { devices: 3, effective: '= 3 for 3 tampered devices' },
+    });
+    expect(evaluateThreshold({ ...spec, perDevice: { ...spec.perDevice!, devices: 1 } }, run({ attestation: a }))).toMatchObject({
+      status: 'failed',
+      actual: 3,
+      perDevice: { effective: '= 1 for 1 tampered device' },
+    });
+    expect(evaluateThreshold(spec, run({ attestation: a }))).toMatchObject({
+      status: 'failed',
+      actual: null,
+      bound: null,
+      detail: 'cannot check: "attestation_devices.QUOTE_FAILED == 1 per tampered device" was not resolved against a scenario\'s groups',
+    });
+  });
+});
+
+describe('thresholds a real controller cannot provide figures for', () => {
+  const external = run({ target: 'https://127.0.0.1:8443' });
+
+  it('are not checked, with the reason, and do not fail the run', () => {
+    const r = check('attestation_devices.SUCCESS == 1 per device', external);
+    expect(r).toMatchObject({
+      status: 'not-checked',
+      passed: false,
+      actual: null,
+      bound: 50,
+      detail: "not checked: no attestation outcomes: they come from the embedded controller's admin API (a real controller has none)",
+    });
+    expect(check('lps_command.p99 < 1m', external)).toMatchObject({ status: 'not-checked', detail: expect.stringMatching(/^not checked: the run had no local profile server/) });
+    expect(check('lps_token.rejected == 0', external)).toMatchObject({ status: 'not-checked' });
+    expect(check('lps.radio.count >= 10 per device', external)).toMatchObject({ status: 'not-checked', bound: 500 });
+    expect(noThresholdFailed([r, check('config.p99 < 200ms', external)])).toBe(true);
+    expect(noThresholdFailed([r, check('config.p99 < 100ms', external)])).toBe(false);
+  });
+
+  it('fail when required', () => {
+    const spec = { ...parseThreshold('attestation.QUOTE_FAILED == 0'), required: true };
+    const r = evaluateThreshold(spec, external);
+    expect(r).toMatchObject({ status: 'failed', passed: false, required: true, actual: null });
+    expect(r.detail).toBe("not checked, but required: no attestation outcomes: they come from the embedded controller's admin API (a real controller has none)");
+    expect(noThresholdFailed([r])).toBe(false);
+  });
+
+  it('fail with the embedded controller, which must provide them', () => {
+    expect(check('attestation.QUOTE_FAILED == 0')).toMatchObject({ status: 'failed', detail: expect.stringMatching(/^cannot check: no attestation outcomes/) });
+    expect(check('lps.radio.p99 < 1s')).toMatchObject({ status: 'failed', detail: expect.stringMatching(/^cannot check: the run had no local profile server/) });
+  });
+
+  it('other figures that cannot be measured still fail against a real controller', () => {
+    expect(check('flowlog.p99 < 1s', external)).toMatchObject({ status: 'failed', detail: expect.stringMatching(/^cannot check: no requests to flowlog/) });
+    const none = run({ target: 'https://127.0.0.1:8443', devices: { total: 0, onboarded: 0, byLifecycle: {} } });
+    expect(check('onboarded.ratio == 1', none)).toMatchObject({ status: 'failed', detail: 'cannot check: the run had no devices' });
   });
 });

@@ -7,11 +7,12 @@
 //   attestation_devices.<CODE>  devices whose last quote got that code (same names; TPM_DISABLED the
 //                               SUCCESS ones without a TPM), and TPM_RESET: devices whose TPM reset
 //                               count changed between two verified quotes (rebooted, attested again)
-// A real controller has no such API: these thresholds then cannot be checked (and fail).
+// A real controller has no such API: these thresholds are then "not checked" (thresholds.ts).
 
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { TpmProvisionStats } from '../fleet/tpm-provisioning.js';
 import type { MeasuredRun } from './summary-json.js';
+import type { ThresholdMeasure } from './threshold-measure.js';
 
 /** What the run summary carries under `attestation` (the controller's figures at the end). */
 export interface AttestationSummary {
@@ -55,9 +56,9 @@ function isCounts(v: unknown): v is Record<string, number> {
 }
 
 /** A threshold on `attestation.*` or `attestation_devices.*`. */
-export function measureAttestation(subject: string, stat: string, run: Pick<MeasuredRun, 'attestation'>): { value: number } | { cannot: string } {
+export function measureAttestation(subject: string, stat: string, run: Pick<MeasuredRun, 'attestation'>): ThresholdMeasure {
   const a = run.attestation;
-  if (!a) return { cannot: 'no attestation outcomes: they come from the embedded controller\'s admin API (a real controller has none)' };
+  if (!a) return { notChecked: 'no attestation outcomes: they come from the embedded controller\'s admin API (a real controller has none)' };
   if (subject === 'attestation') {
     if (stat === 'TPM_DISABLED') return { value: a.tpmDisabled };
     if (stat === 'KEYS_ESCROWED') return { value: a.storeKeys.SUCCESS ?? 0 };

@@ -1,15 +1,21 @@
 // Judges the local profile server thresholds (src/scenario/lps-thresholds.ts) against the run's
-// LPS summary. Like every threshold, one that cannot be measured fails with the reason.
+// LPS summary. Without one (no sites, or a real controller, which never points devices at an LPS)
+// they are "not checked" (thresholds.ts decides what that means for the run).
 
+import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
 import type { MeasuredRun } from './summary-json.js';
+import type { ThresholdMeasure } from './threshold-measure.js';
 
-type Measured = { value: number } | { cannot: string };
+const NO_LPS = 'the run had no local profile server (no sites and no LPS traffic; sites need the embedded controller)';
+const LPS_ENDPOINTS: ReadonlySet<string> = new Set<string>(LPS_ENDPOINT_KEYS);
 
-/** The value of an lps_command.* or lps_token.* threshold, or undefined for other subjects. */
-export function measureLps(subject: string, stat: string, run: MeasuredRun): Measured | undefined {
+/** The value of an lps_command.* or lps_token.* threshold, why an lps.* endpoint threshold cannot be
+ *  checked (no LPS in the run; with one, it is an ordinary request figure), or undefined. */
+export function measureLps(subject: string, stat: string, run: MeasuredRun): ThresholdMeasure | undefined {
+  if (LPS_ENDPOINTS.has(subject)) return run.lps === undefined ? { notChecked: NO_LPS } : undefined;
   if (subject !== 'lps_command' && subject !== 'lps_token') return undefined;
   const lps = run.lps;
-  if (lps === undefined) return { cannot: 'the run had no local profile server (no sites and no LPS traffic)' };
+  if (lps === undefined) return { notChecked: NO_LPS };
   if (subject === 'lps_token') {
     return stat === 'rejected' ? { value: lps.tokenRejected.total } : { cannot: `"lps_token.${stat}" is not a measure evesim records` };
   }

@@ -3,7 +3,7 @@
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import { byApiLines } from './report-by-api.js';
-import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary } from './summary-json.js';
+import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './thresholds.js';
 import { attestationReportLines } from './attestation-outcomes.js';
 import { lpsReportLines } from './lps-report.js';
@@ -187,13 +187,19 @@ function drainLine(dr: DrainSummary): string {
   return `drain        ${took} after the run (devices stop producing and deliver their queues): ${outcome}`;
 }
 
+/** ✓ passed, ✗ failed, – not checked (the target cannot provide the figure; does not fail the run). */
+const STATUS_MARK: Record<ThresholdStatus, string> = { passed: '✓', failed: '✗', 'not-checked': '–' };
+
 function thresholdLines(s: RunSummary): string[] {
   if (s.thresholds.length === 0) return ['thresholds   none set'];
-  const passed = s.thresholds.filter((t) => t.passed).length;
-  const width = Math.max(...s.thresholds.map((t) => t.source.length));
+  const passed = s.thresholds.filter((t) => t.status === 'passed').length;
+  const notChecked = s.thresholds.filter((t) => t.status === 'not-checked').length;
+  // A per-device threshold shows the bound it came to: "register.count >= 1 per device (≥ 20 for 20 devices)".
+  const label = (t: ThresholdResult) => (t.perDevice ? `${t.source} (${t.perDevice.effective})` : t.source);
+  const width = Math.max(...s.thresholds.map((t) => label(t).length));
   return [
-    `thresholds   ${passed} of ${s.thresholds.length} passed`,
-    ...s.thresholds.map((t) => `  ${t.passed ? '✓' : '✗'} ${t.source.padEnd(width)}  ${t.detail}`),
+    `thresholds   ${passed} of ${s.thresholds.length} passed${notChecked > 0 ? `, ${notChecked} not checked` : ''}`,
+    ...s.thresholds.map((t) => `  ${STATUS_MARK[t.status]} ${label(t).padEnd(width)}  ${t.detail}`),
   ];
 }
 

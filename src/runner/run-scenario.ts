@@ -37,7 +37,7 @@ import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import { ProgressView } from './progress-view.js';
 import { renderReport } from './report-table.js';
 import { writeSummaryJson, type DrainSummary, type RunSummary } from './summary-json.js';
-import { allThresholdsPassed, evaluateThresholds } from './thresholds.js';
+import { evaluateThresholds, noThresholdFailed } from './thresholds.js';
 import { fleetWorkerFile } from './worker-file.js';
 import { AttestationMonitor, describeTpmPreparation } from './attestation-outcomes.js';
 import { defaultStartLps, LpsSites, type StartEmbeddedLps } from './lps-sites.js';
@@ -425,7 +425,7 @@ async function runChecked(
       measured.lps = buildLpsSummary(sites?.describe() ?? [], commands, lpsFigures.totals());
     }
     const thresholds = evaluateThresholds(scenario.thresholds, measured);
-    const exitCode = workerFailed || !allThresholdsPassed(thresholds) ? 1 : 0;
+    const exitCode = workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;
     const summary: RunSummary = { ...measured, thresholds, exitCode };
     out(renderReport(summary));
     if (opts.summaryJson) writeSummaryJson(opts.summaryJson, summary);

@@ -47,13 +47,27 @@ export interface DrainSummary {
   leftAtStop: Record<string, number>;
 }
 
+/** 'not-checked': the target cannot provide the figure (a real controller has no attestation or LPS
+ *  figures); it does not fail the run unless the threshold is required. */
+export type ThresholdStatus = 'passed' | 'failed' | 'not-checked';
+
 export interface ThresholdResult {
   /** The expression as written in the scenario. */
   source: string;
+  status: ThresholdStatus;
+  /** status === 'passed' (a not-checked threshold has not passed, though it does not fail the run). */
   passed: boolean;
   /** The measured value in the threshold's own unit (ms, count, fraction, per second); null when it
-   *  could not be measured, which fails the threshold. */
+   *  could not be measured (which fails the threshold) or was not checked. */
   actual: number | null;
+  /** What `actual` was compared with, in the same unit: the value as written, or for a per-device
+   *  threshold that value × `perDevice.devices`; null when it could not be known. */
+  bound: number | null;
+  /** Per-device thresholds (`>= 1 per device`): the devices counted and the effective comparison
+   *  as the report shows it, e.g. "≥ 20 for 20 devices". */
+  perDevice?: { devices: number; effective: string };
+  /** Written `{ threshold: …, required: true }`: fails rather than being not checked. */
+  required?: true;
   /** Human form of `actual`, or why it could not be checked. */
   detail: string;
 }

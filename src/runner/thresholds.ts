@@ -1,22 +1,24 @@
 // Judges a scenario's thresholds against the measured run. A threshold that cannot be measured
 // (a latency bound on an endpoint that got no requests, a ratio of zero devices) FAILS with the
-// reason: a check that was never made must not turn a CI run green.
+// reason: a check that was never made must not turn a CI run green. The one exception: figures only
+// the embedded servers provide (attestation outcomes, LPS figures) against a real controller are
+// "not checked" — reported apart, not failing the run — unless the threshold is required.
 // Parsing lives with the scenario loader (src/scenario/parse-threshold.ts) so typos fail at load time.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import { runOfApi } from './api-thresholds.js';
 import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
+import { describeBasis, perDeviceBound } from '../scenario/threshold-basis.js';
 import { measureAttestation } from './attestation-outcomes.js';
 import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
 import { measureLps } from './lps-thresholds.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
+import type { ThresholdMeasure } from './threshold-measure.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
 const ENDPOINTS: ReadonlySet<string> = new Set<string>([...ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS]);
-
-type Measured = { value: number } | { cannot: string };
 
 export function evaluateThresholds(specs: readonly ThresholdSpec[], run: MeasuredRun): ThresholdResult[] {
   return specs.map((s) => evaluateThreshold(s, run));
@@ -25,28 +27,73 @@ export function evaluateThresholds(specs: readonly ThresholdSpec[], run: Measure
 export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun): ThresholdResult {
   // `{api:v1}`: the same measure on that API's part of the run.
   const view = spec.api ? runOfApi(run, spec.api) : run;
-  const m = 'cannot' in view ? view : measure(spec, view);
-  if ('cannot' in m) {
-    return { source: spec.source, passed: false, actual: null, detail: `cannot check: ${m.cannot}` };
-  }
-  return {
+  const b: Bound = 'cannot' in view ? { bound: null } : boundOf(spec, view);
+  const result = (status: ThresholdResult['status'], actual: number | null, detail: string): ThresholdResult => ({
     source: spec.source,
-    passed: compare(m.value, spec.op, spec.value),
-    actual: m.value,
-    detail: formatThresholdValue(thresholdValueKind(spec), m.value),
-  };
+    status,
+    passed: status === 'passed',
+    actual,
+    bound: b.bound,
+    ...(b.perDevice ? { perDevice: b.perDevice } : {}),
+    ...(spec.required ? { required: true as const } : {}),
+    detail,
+  });
+  const m: ThresholdMeasure = 'cannot' in view ? view : b.cannot !== undefined ? { cannot: b.cannot } : measure(spec, view);
+  if ('notChecked' in m) {
+    // Only a real controller lacks these figures by nature; with the embedded one they must exist.
+    if (!againstRealController(run)) return result('failed', null, `cannot check: ${m.notChecked}`);
+    if (spec.required) return result('failed', null, `not checked, but required: ${m.notChecked}`);
+    return result('not-checked', null, `not checked: ${m.notChecked}`);
+  }
+  if ('cannot' in m) return result('failed', null, `cannot check: ${m.cannot}`);
+  const passed = compare(m.value, spec.op, b.bound!);
+  return result(passed ? 'passed' : 'failed', m.value, formatThresholdValue(thresholdValueKind(spec), m.value));
 }
 
-export function allThresholdsPassed(results: readonly ThresholdResult[]): boolean {
-  return results.every((r) => r.passed);
+/** True when no threshold failed: passed or not checked (not-checked ones are not required). */
+export function noThresholdFailed(results: readonly ThresholdResult[]): boolean {
+  return results.every((r) => r.status !== 'failed');
 }
 
-function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
+/** The run's target is a real controller (a URL), not the embedded one. */
+function againstRealController(run: Pick<MeasuredRun, 'target'>): boolean {
+  return run.target !== undefined && run.target !== 'embedded';
+}
+
+interface Bound {
+  bound: number | null;
+  perDevice?: { devices: number; effective: string };
+  /** Why the bound cannot be known. */
+  cannot?: string;
+}
+
+/** The bound the measure is compared with: the value as written, or value × the basis's devices. */
+function boundOf(spec: ThresholdSpec, view: MeasuredRun): Bound {
+  const basis = spec.perDevice;
+  if (!basis) return { bound: spec.value };
+  // The loader counts the basis from the scaled groups; a spec parsed on its own (no scenario) can
+  // only count every device of the run.
+  let devices = basis.devices;
+  if (devices === undefined) {
+    if (basis.kind !== 'device' || basis.group !== undefined) {
+      return { bound: null, cannot: `"${spec.source}" was not resolved against a scenario's groups` };
+    }
+    devices = view.devices.total;
+  }
+  const bound = perDeviceBound(spec.value, devices);
+  const effective = `${OP_SIGNS[spec.op]} ${formatThresholdValue('count', bound)} for ${describeBasis(spec, basis, devices)}`;
+  return { bound, perDevice: { devices, effective } };
+}
+
+const OP_SIGNS: Record<ThresholdSpec['op'], string> = { '<': '<', '<=': '≤', '>': '>', '>=': '≥', '==': '=' };
+
+function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
   const { subject, stat } = spec;
-  if (subject === 'all' || ENDPOINTS.has(subject)) return measureRequests(subject, stat, run);
   if (subject === 'attestation' || subject === 'attestation_devices') return measureAttestation(subject, stat, run);
+  // Before the request figures: an lps.* endpoint of a run without LPS is not checked, not "0 requests".
   const lps = measureLps(subject, stat, run);
   if (lps !== undefined) return lps;
+  if (subject === 'all' || ENDPOINTS.has(subject)) return measureRequests(subject, stat, run);
   switch (`${subject}.${stat}`) {
     case 'errors.count':
       return { value: requestTotals(run).errors };
@@ -73,7 +120,7 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
   }
 }
 
-function measureRequests(subject: string, stat: string, run: MeasuredRun): Measured {
+function measureRequests(subject: string, stat: string, run: MeasuredRun): ThresholdMeasure {
   // Counts and rates add up exactly over endpoints; percentiles of all requests come from the merged
   // histogram in `overall`, which the summary must carry.
   const stats: EndpointStats = subject === 'all' ? { ...run.overall, ...requestTotals(run) } : endpointStats(run, subject);

@@ -7,7 +7,7 @@ import { checkConfigItem } from './config-items.js';
 import { apiGroupFields } from './api-scenario.js';
 import { parseDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
-import { parseThreshold } from './parse-threshold.js';
+import { parseThresholdEntry, type ThresholdEntry } from './parse-threshold.js';
 import { attestationGroupFields, buildAttestation, type AttestationDocument, type AttestationGroupDocument } from './build-attestation.js';
 import { buildLpsAction, buildSites, lpsGroupFields, type LpsGroupDocument, type SiteDocument } from './build-lps.js';
 import { isLpsAction } from './lps-scenario-types.js';
@@ -29,7 +29,7 @@ export interface ScenarioDocument {
   groups: GroupDocument[];
   arrival?: { model: ArrivalSpec['model']; rate?: string | number; over?: string };
   timeline?: (Record<string, unknown> & { at: string; action: TimelineAction['action'] })[];
-  thresholds?: string[];
+  thresholds?: ThresholdEntry[];
   attestation?: AttestationDocument;
   sites?: SiteDocument[];
 }
@@ -72,7 +72,7 @@ export function buildScenario(doc: ScenarioDocument, file: string, baseDir: stri
     groups,
     arrival,
     timeline: (doc.timeline ?? []).map(buildAction),
-    thresholds: (doc.thresholds ?? []).map(parseThreshold),
+    thresholds: (doc.thresholds ?? []).map(parseThresholdEntry),
   };
   const sites = buildSites(doc.sites);
   if (sites) scenario.sites = sites;

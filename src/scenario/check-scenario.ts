@@ -33,7 +33,7 @@ export function checkScenario(doc: unknown, issues: IssueCollector, opts: CheckO
   const appsByGroup = checkGroups(doc.groups, issues);
   checkArrival(doc, durationMs, issues);
   checkTimeline(doc.timeline, durationMs, appsByGroup, issues);
-  checkThresholds(doc.thresholds, issues);
+  checkThresholds(doc.thresholds, doc.groups, issues);
   checkTarget(doc.target, issues, opts);
   checkAttestation(doc, issues);
   checkLps(doc, issues);
@@ -153,13 +153,27 @@ function checkTimeline(
   });
 }
 
-function checkThresholds(thresholds: unknown, issues: IssueCollector): void {
+function checkThresholds(thresholds: unknown, groups: unknown, issues: IssueCollector): void {
+  const apiOf = new Map<string, string>();
+  for (const g of list(groups)) if (isObj(g) && typeof g.name === 'string') apiOf.set(g.name, typeof g.api === 'string' ? g.api : 'v2');
   list(thresholds).forEach((t, i) => {
-    if (typeof t !== 'string') return;
+    // An entry is the expression or { threshold: <expression>, required }; the schema checks the shape.
+    const text = typeof t === 'string' ? t : isObj(t) && typeof t.threshold === 'string' ? t.threshold : undefined;
+    if (text === undefined) return;
+    const path = typeof t === 'string' ? ['thresholds', i] : ['thresholds', i, 'threshold'];
     try {
-      parseThreshold(t);
+      const spec = parseThreshold(text);
+      const group = spec.perDevice?.group;
+      if (group === undefined) return;
+      const api = apiOf.get(group);
+      if (api === undefined) {
+        const known = [...apiOf.keys()];
+        issues.error(path, `"${spec.source}": unknown group "${group}"${didYouMean(group, known)}; groups are ${known.join(', ')}`);
+      } else if (spec.api !== undefined && spec.api !== api) {
+        issues.error(path, `"${spec.source}": group "${group}" uses API ${api}, so it has no devices of API ${spec.api}`);
+      }
     } catch (e) {
-      issues.error(['thresholds', i], (e as Error).message);
+      issues.error(path, (e as Error).message);
     }
   });
 }

@@ -10,6 +10,7 @@ import { checkScenario } from './check-scenario.js';
 import { IssueCollector } from './issue-collector.js';
 import { formatDuration } from './parse-duration.js';
 import { scaleGroupCounts } from './scale-groups.js';
+import { resolveThresholdBases } from './threshold-basis.js';
 import { ScenarioError, type ScenarioIssue } from './scenario-error.js';
 import type { Scenario, TargetSpec } from './scenario-types.js';
 import { validateSchema } from './validate-schema.js';
@@ -101,6 +102,8 @@ export function parseScenario(
   const { scenario, arrivalOverMs } = buildScenario(plain as ScenarioDocument, file, baseDir);
   applyOverrides(scenario, overrides, issues);
   if (issues.errors.length > 0) throw new ScenarioError(issues.errors);
+  // Per-device thresholds count the devices of the groups as scaled by --devices.
+  resolveThresholdBases(scenario);
 
   const overMs = overrides.arrivalOverMs ?? arrivalOverMs;
   if (overMs !== undefined) {

@@ -4,6 +4,10 @@
 //   errors.count == 0     onboarded.ratio == 1    undelivered.count == 0    findings.count == 0
 //   expected.count <= 60  (expected rejections, e.g. config 403 before attestation)
 //   config{api:v1}.p99 < 1s  (one controller API of a mixed fleet, api-thresholds.ts)
+//   register.count >= 1 per device    onboarded.count >= 90% of devices  (scale with --devices,
+//                                     threshold-basis.ts)
+// In a scenario file an entry is the expression, or `{ threshold: <expression>, required: true }`
+// for one that must fail rather than be "not checked" when the target cannot provide its figures.
 // Evaluation against a run summary lives in src/runner/thresholds.ts.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
@@ -14,6 +18,7 @@ import { ATTESTATION_THRESHOLD_SUBJECTS } from './attestation-thresholds.js';
 import { LPS_THRESHOLD_SUBJECTS } from './lps-thresholds.js';
 import { checkApiTaggable, splitApiTag } from './api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
+import { splitPerDevice } from './threshold-basis.js';
 
 /** What a threshold's number measures, which decides how its value is written and shown. */
 export type ThresholdValueKind = 'latency-ms' | 'count' | 'per-second' | 'fraction';
@@ -72,10 +77,40 @@ export function parseThreshold(source: string): ThresholdSpec {
   }
   const op = rawOp as ThresholdSpec['op'];
   if (rawValue === '') throw new Error(`"${source}" has no value after "${op}"`);
-  const value = parseThresholdValue(rawValue, kind, `${subject}.${stat}`);
+  const perDevice = splitPerDevice(rawValue, source.trim());
+  if (perDevice && kind !== 'count') {
+    throw new Error(`"${source.trim()}": only counts scale with devices; ${subject}.${stat} is ${KIND_WORDS[kind]}`);
+  }
+  const value = perDevice
+    ? parseThresholdValue(perDevice.number, perDevice.percent ? 'fraction' : 'count', `${subject}.${stat} per device`)
+    : parseThresholdValue(rawValue, kind, `${subject}.${stat}`);
   if (api) checkApiTaggable(subject, source.trim());
-  return { source: source.trim(), subject, stat, op, value, ...(api ? { api } : {}) };
+  return {
+    source: source.trim(),
+    subject,
+    stat,
+    op,
+    value,
+    ...(api ? { api } : {}),
+    ...(perDevice ? { perDevice: perDevice.basis } : {}),
+  };
 }
+
+/** A scenario's `thresholds` entry: the expression, or `{ threshold, required }`. */
+export type ThresholdEntry = string | { threshold: string; required?: boolean };
+
+export function parseThresholdEntry(entry: ThresholdEntry): ThresholdSpec {
+  if (typeof entry === 'string') return parseThreshold(entry);
+  const spec = parseThreshold(entry.threshold);
+  return entry.required ? { ...spec, required: true } : spec;
+}
+
+const KIND_WORDS: Record<ThresholdValueKind, string> = {
+  'latency-ms': 'a latency',
+  count: 'a count',
+  'per-second': 'a rate',
+  fraction: 'a fraction',
+};
 
 function parseThresholdValue(text: string, kind: ThresholdValueKind, what: string): number {
   switch (kind) {

@@ -94,6 +94,25 @@ const externalTarget: Schema = {
   },
 };
 
+// A threshold entry: the expression, or a map that says the threshold is required (it fails
+// instead of being "not checked" when the target cannot provide its figures).
+const THRESHOLD_ENTRY = 'a threshold expression such as "config.p99 < 200ms" or a map { threshold: <expression>, required: true }';
+const threshold: Schema = {
+  type: ['string', 'object'],
+  expect: THRESHOLD_ENTRY,
+  if: { type: 'string' },
+  then: { type: 'string' },
+  else: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['threshold'],
+    properties: {
+      threshold: { type: 'string', expect: 'a threshold expression such as "config.p99 < 200ms"' },
+      required: { type: 'boolean', expect: 'true or false' },
+    },
+  },
+};
+
 export const TIMELINE_ACTIONS = ['maintenance', 'config-item', 'app-activate', 'reboot', 'controller-epoch', ...LPS_TIMELINE_ACTIONS];
 
 function action(name: string, props: Schema, required: string[] = []): Schema {
@@ -162,7 +181,7 @@ export const SCENARIO_SCHEMA: Schema = {
       },
     },
     timeline: { type: 'array', items: timelineAction },
-    thresholds: { type: 'array', items: { type: 'string', expect: 'a threshold expression such as "config.p99 < 200ms"' } },
+    thresholds: { type: 'array', items: threshold },
     attestation: ATTESTATION_SCHEMA,
     sites: SITES_SCHEMA,
   },

@@ -136,8 +136,26 @@ export interface ThresholdSpec {
   /** p50 | p90 | p99 | max | count | rate | ratio | total */
   stat: string;
   op: '<' | '<=' | '>' | '>=' | '==';
-  /** Normalised value: ms for latencies, a fraction for rates/ratios (0.1% → 0.001), a number otherwise. */
+  /** Normalised value: ms for latencies, a fraction for rates/ratios (0.1% → 0.001), a number otherwise;
+   *  with `perDevice`, the number per device of the basis (`90% of devices` → 0.9). */
   value: number;
   /** `{api:v1}` tag: judged on that controller API's figures only (api-thresholds.ts). */
   api?: 'v1' | 'v2';
+  /** `… per device`, `…% of devices` (threshold-basis.ts): `value` is then per device of the basis
+   *  and the bound is value × the basis's devices. Counts only. */
+  perDevice?: PerDeviceBasis;
+  /** Written as `{ threshold: …, required: true }`: a threshold that cannot be checked against this
+   *  target (a real controller has no attestation or LPS figures) fails instead of being "not checked". */
+  required?: boolean;
+}
+
+/** Which devices a per-device threshold counts (after `--devices`, in the API of its tag if any). */
+export interface PerDeviceBasis {
+  /** 'device' (every device), or a TPM category: 'TPM device', 'device without TPM',
+   *  'tampered device', 'untampered device', 'untampered TPM device'. */
+  kind: import('./threshold-basis.js').DeviceBasisKind;
+  /** `… of <group>`: only that group's devices. */
+  group?: string;
+  /** How many devices the basis holds in this run; set by the loader once groups are scaled. */
+  devices?: number;
 }
