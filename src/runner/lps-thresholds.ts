@@ -2,7 +2,7 @@
 // LPS summary. Without one (no sites, or a real controller, which never points devices at an LPS)
 // they are "not checked" (thresholds.ts decides what that means for the run).
 
-import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
+import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
 import type { MeasuredRun } from './summary-json.js';
 import type { ThresholdMeasure } from './threshold-measure.js';
 
