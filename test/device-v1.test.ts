@@ -12,6 +12,7 @@ import type { DeviceBehaviour, DeviceLifecycle } from '../src/device/device-opti
 import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
+import { Msg } from '../src/protocol/messages.js';
 import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
 import { realClock } from '../src/fleet/shard-runner.js';
 import { createDeviceIdentity, type DeviceIdentity } from '../src/identity/device-identity.js';
@@ -43,6 +44,20 @@ const GROUP: GroupSpec = testGroup('old', 3, {
   hardware: BEHAVIOUR.hardware,
 });
 
+/** Notes every POST /config: the hash it carried and the status it got. */
+class ConfigWatch implements Transport {
+  readonly polls: { configHash: string; status: number }[] = [];
+  constructor(private readonly inner: Transport) {}
+  async request(req: TransportRequest): Promise<TransportResponse> {
+    const res = await this.inner.request(req);
+    if (req.endpoint === 'config' && req.method === 'POST') {
+      // v1 bodies are the bare message, no envelope.
+      this.polls.push({ configHash: Msg.ConfigRequest.decode(req.body!).configHash ?? '', status: res.status });
+    }
+    return res;
+  }
+}
+
 /** Rewrites the client certificate of every request that asks for the device certificate. */
 class WrongCertificate implements Transport {
   constructor(private readonly inner: Transport) {}
@@ -63,7 +78,7 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'evesim-dev-v1-'));
     ca = createFleetCa(SEED, Date.now());
-    for (let i = 0; i < 4; i++) ids.push(createDeviceIdentity(ca, SEED, i, Date.now()).identity);
+    for (let i = 0; i < 5; i++) ids.push(createDeviceIdentity(ca, SEED, i, Date.now()).identity);
     server = await createControllerServer({ stateDir: join(dir, 'pki'), onboardingCaPems: [ca.certPem] });
     admin = new ControllerAdminClient(server.adminUrl);
     await admin.setFleet({ groups: [GROUP], devices: ids.map((d) => ({ serial: d.serial, group: 'old' })) });
@@ -104,7 +119,7 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
   it('onboards: registers with the onboarding certificate and learns its UUID from the first configuration', async () => {
     const { dev, states } = device(0);
     dev.start();
-    await until(() => dev.lifecycle === 'onboarded' && dev.configHash !== '', 10_000);
+    await until(() => dev.lifecycle === 'onboarded' && (dev.stats().endpoints.config?.ok ?? 0) >= 2, 10_000);
     const hash = dev.configHash; // forgotten at stop, as at a reboot
     dev.stop();
     expect(states).toContain('onboarded');
@@ -117,6 +132,22 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
     expect(s.uuid).toBeUndefined();
     expect(s.certs?.ok).toBeGreaterThanOrEqual(1);
     expect(s.config?.ok).toBeGreaterThanOrEqual(2); // the UUID lookup and the first poll
+    expect(dev.stats().findings).toBe(0);
+  });
+
+  it('carries the hash of the configuration that named it into its first poll, which gets a 304', async () => {
+    const watch = new ConfigWatch(transport);
+    const { dev } = device(4, watch);
+    dev.start();
+    await until(() => watch.polls.length >= 2, 10_000);
+    const hash = dev.configHash;
+    dev.stop();
+    const expected = (await admin.deviceConfig(ids[4]!.serial)).configHash;
+    // The UUID lookup asks without a hash and gets the whole configuration ...
+    expect(watch.polls[0]).toEqual({ configHash: '', status: 200 });
+    // ... which the device applies and remembers, so the regular poll right after is a 304.
+    expect(watch.polls[1]).toEqual({ configHash: expected, status: 304 });
+    expect(hash).toBe(expected);
     expect(dev.stats().findings).toBe(0);
   });
 

@@ -312,6 +312,10 @@ export class VirtualDevice {
     this.attestation.restartAfterForbidden(now);
   }
 
+  onConfigFromUuidLookup(resp: config.ConfigResponse, now: Millis): void {
+    this.configFetcher.takeFromUuidLookup(resp, now);
+  }
+
   async relookupUuid(now: Millis): Promise<void> {
     const gen = this.generation;
     const uuid = await this.onboarding.fetchUuid(now);

@@ -53,6 +53,9 @@ export class ConfigFetcher {
   unchanged = 0;
   private lastUuidLookup = -Infinity;
   private inFlight = false;
+  private started = false;
+  /** API v1: a configuration the UUID lookup fetched before the poll started, taken at start(). */
+  private fromUuidLookup: config.ConfigResponse | undefined;
   private readonly timer: DeviceTimer;
 
   constructor(private readonly host: ConfigFetchHost) {
@@ -62,6 +65,10 @@ export class ConfigFetcher {
   /** First poll right away (§3.6). */
   start(now: Millis): void {
     this.inFlight = false;
+    this.started = true;
+    const first = this.fromUuidLookup;
+    this.fromUuidLookup = undefined;
+    if (first) this.accept(first, now);
     this.timer.at(now);
   }
 
@@ -70,10 +77,23 @@ export class ConfigFetcher {
     this.timer.cancel();
     this.configHash = '';
     this.inFlight = false;
+    this.started = false;
+    this.fromUuidLookup = undefined;
   }
 
   stop(): void {
     this.timer.cancel();
+    this.started = false;
+  }
+
+  /**
+   * API v1 learns its UUID from a first configuration (v1-uuid-lookup.ts). That answer is a
+   * configuration like any other: it is applied and its hash kept, so the next poll carries the
+   * hash and an unchanged configuration comes back 304 instead of in full.
+   */
+  takeFromUuidLookup(resp: config.ConfigResponse, now: Millis): void {
+    if (this.started) this.accept(resp, now);
+    else this.fromUuidLookup = resp;
   }
 
   /** timer.config.interval changed: the next poll follows the new range from now. */
@@ -132,6 +152,12 @@ export class ConfigFetcher {
       host.sender.reject('config', 'undecodable-body', (e as Error).message);
       return;
     }
+    this.accept(resp, now);
+  }
+
+  /** A verified, decoded configuration answer: unchanged if its hash is known, applied otherwise. */
+  private accept(resp: config.ConfigResponse, now: Millis): void {
+    const host = this.host;
     host.onConfigReceived(now);
     const hash = resp.configHash ?? '';
     if (hash !== '' && hash === this.configHash) {

@@ -4,6 +4,7 @@
 // verified UUID. A failed round is retried on EVE's exponential ticker 1 s, 2 s, 4 s … 600 s.
 
 import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
+import type { config } from '../../gen/eve-types.js';
 import { Msg } from '../../protocol/messages.js';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions } from '../device-options.js';
 import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
@@ -27,6 +28,8 @@ export interface OnboardingHost {
   setLifecycle(to: DeviceLifecycle): void;
   finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
   onOnboarded(uuid: string, now: Millis): void;
+  /** API v1: the configuration that named the device (v1-uuid-lookup.ts). */
+  onConfigFromUuidLookup(resp: config.ConfigResponse, now: Millis): void;
   /** Callbacks must never throw out of the scheduler: the host counts and survives. */
   guard(fn: () => Promise<void> | void): void;
 }
