@@ -149,11 +149,18 @@ export interface ThresholdSpec {
   required?: boolean;
 }
 
+/** What follows "per" in a per-device threshold: every device, or a TPM category (threshold-basis.ts). */
+export type DeviceBasisKind =
+  | 'device'
+  | 'TPM device'
+  | 'device without TPM'
+  | 'tampered device'
+  | 'untampered device'
+  | 'untampered TPM device';
+
 /** Which devices a per-device threshold counts (after `--devices`, in the API of its tag if any). */
 export interface PerDeviceBasis {
-  /** 'device' (every device), or a TPM category: 'TPM device', 'device without TPM',
-   *  'tampered device', 'untampered device', 'untampered TPM device'. */
-  kind: import('./threshold-basis.js').DeviceBasisKind;
+  kind: DeviceBasisKind;
   /** `… of <group>`: only that group's devices. */
   group?: string;
   /** How many devices the basis holds in this run; set by the loader once groups are scaled. */

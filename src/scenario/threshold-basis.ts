@@ -8,23 +8,23 @@
 // The TPM categories follow the group's TPM plan (tpm-plan.ts), which decides exactly which devices
 // have a TPM and which of those boot tampered, so such bounds stay exact after scaling.
 
-import type { GroupSpec, PerDeviceBasis, Scenario, ThresholdSpec } from './scenario-types.js';
+import type { DeviceBasisKind, GroupSpec, PerDeviceBasis, Scenario, ThresholdSpec } from './scenario-types.js';
 import { groupTpmPlan } from './tpm-plan.js';
 import { didYouMean } from './suggest.js';
 
 type GroupCounts = { total: number; tpm: number; tampered: number };
 
 /** Each basis as written after "per", its plural for messages, and how many of a group's devices it holds. */
-const BASES = {
+const BASES: Readonly<Record<DeviceBasisKind, { plural: string; of: (g: GroupCounts) => number }>> = {
   device: { plural: 'devices', of: (g: GroupCounts) => g.total },
   'TPM device': { plural: 'TPM devices', of: (g: GroupCounts) => g.tpm },
   'device without TPM': { plural: 'devices without TPM', of: (g: GroupCounts) => g.total - g.tpm },
   'tampered device': { plural: 'tampered devices', of: (g: GroupCounts) => g.tampered },
   'untampered device': { plural: 'untampered devices', of: (g: GroupCounts) => g.total - g.tampered },
   'untampered TPM device': { plural: 'untampered TPM devices', of: (g: GroupCounts) => g.tpm - g.tampered },
-} as const;
+};
 
-export type DeviceBasisKind = keyof typeof BASES;
+export type { DeviceBasisKind };
 export const DEVICE_BASES = Object.keys(BASES) as DeviceBasisKind[];
 
 const FORMS = '"<n> per device", "<n> per device of <group>", "<n>% of devices" or a TPM basis (per TPM device, per tampered device, ...)';
