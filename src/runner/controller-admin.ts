@@ -5,7 +5,7 @@
 
 import type { FleetDeviceInfo } from '../fleet/worker-protocol.js';
 import type { AttestationSpec, GroupSpec, TimelineAction } from '../scenario/scenario-types.js';
-import { isLpsAction } from '../scenario/lps-scenario-types.js';
+import { isLpsAction } from '../scenario/lps/lps-scenario-types.js';
 
 /** The subset of the controller's admin client the runner uses. */
 export interface ControllerAdminApi {

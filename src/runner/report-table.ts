@@ -2,11 +2,11 @@
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import { byApiLines } from './report-by-api.js';
+import { byApiLines } from './api-v1/report-by-api.js';
 import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary } from './summary-json.js';
 import { formatMs } from './thresholds.js';
-import { attestationReportLines } from './attestation-outcomes.js';
-import { lpsReportLines } from './lps-report.js';
+import { attestationReportLines } from './attestation/attestation-outcomes.js';
+import { lpsReportLines } from './lps/lps-report.js';
 
 /** Event-loop lag p99 above this means devices fired late because the generator was busy. */
 export const LAG_LIMIT_MS = 100;

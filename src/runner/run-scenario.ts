@@ -10,7 +10,7 @@
 
 import { ScenarioError } from '../scenario/scenario-error.js';
 import type { ControllerAdminApi } from './controller-admin.js';
-import type { StartEmbeddedLps } from './lps-sites.js';
+import type { StartEmbeddedLps } from './lps/lps-sites.js';
 import { drain } from './phases/drain.js';
 import { InputError } from './phases/input-error.js';
 import { prepareFleet } from './phases/prepare-fleet.js';

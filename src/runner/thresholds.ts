@@ -4,12 +4,12 @@
 // Parsing lives with the scenario loader (src/scenario/parse-threshold.ts) so typos fail at load time.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import { runOfApi } from './api-thresholds.js';
+import { runOfApi } from './api-v1/api-thresholds.js';
 import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
-import { measureAttestation } from './attestation-outcomes.js';
+import { measureAttestation } from './attestation/attestation-outcomes.js';
 import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
-import { measureLps } from './lps-thresholds.js';
+import { measureLps } from './lps/lps-thresholds.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };

@@ -4,13 +4,13 @@
 
 import { basename, extname, resolve } from 'node:path';
 import { checkConfigItem } from './config-items.js';
-import { apiGroupFields } from './api-scenario.js';
+import { apiGroupFields } from './api-v1/api-scenario.js';
 import { parseDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
 import { parseThreshold } from './parse-threshold.js';
-import { attestationGroupFields, buildAttestation, type AttestationDocument, type AttestationGroupDocument } from './build-attestation.js';
-import { buildLpsAction, buildSites, lpsGroupFields, type LpsGroupDocument, type SiteDocument } from './build-lps.js';
-import { isLpsAction } from './lps-scenario-types.js';
+import { attestationGroupFields, buildAttestation, type AttestationDocument, type AttestationGroupDocument } from './attestation/build-attestation.js';
+import { buildLpsAction, buildSites, lpsGroupFields, type LpsGroupDocument, type SiteDocument } from './lps/build-lps.js';
+import { isLpsAction } from './lps/lps-scenario-types.js';
 import { APP_DEFAULTS, DEFAULT_ARRIVAL, DEFAULT_GRACEFUL_STOP_MS, DEFAULT_SEED, GROUP_DEFAULTS } from './scenario-defaults.js';
 import type { AppTemplate, ArrivalSpec, GroupSpec, Scenario, TargetSpec, TimelineAction } from './scenario-types.js';
 

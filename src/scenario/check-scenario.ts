@@ -10,9 +10,9 @@ import { parseRate } from './parse-rate.js';
 import { parseThreshold } from './parse-threshold.js';
 import type { IssueCollector } from './issue-collector.js';
 import { didYouMean } from './suggest.js';
-import { checkAttestation } from './check-attestation.js';
-import { checkLps } from './check-lps.js';
-import { checkApiChoices } from './api-scenario.js';
+import { checkAttestation } from './attestation/check-attestation.js';
+import { checkLps } from './lps/check-lps.js';
+import { checkApiChoices } from './api-v1/api-scenario.js';
 
 export interface CheckOptions {
   /** Directory that relative certificate paths in `target` are resolved against. */

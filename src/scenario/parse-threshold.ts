@@ -10,9 +10,9 @@ import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { ThresholdSpec } from './scenario-types.js';
 import { parseDuration } from './parse-duration.js';
 import { didYouMean } from './suggest.js';
-import { ATTESTATION_THRESHOLD_SUBJECTS } from './attestation-thresholds.js';
-import { LPS_THRESHOLD_SUBJECTS } from './lps-thresholds.js';
-import { checkApiTaggable, splitApiTag } from './api-thresholds.js';
+import { ATTESTATION_THRESHOLD_SUBJECTS } from './attestation/attestation-thresholds.js';
+import { LPS_THRESHOLD_SUBJECTS } from './lps/lps-thresholds.js';
+import { checkApiTaggable, splitApiTag } from './api-v1/api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
 
 /** What a threshold's number measures, which decides how its value is written and shown. */

@@ -6,9 +6,9 @@
 
 import { DURATION_HINT } from './parse-duration.js';
 import { RATE_HINT } from './parse-rate.js';
-import { API_GROUP_PROPERTIES } from './api-scenario.js';
-import { ATTESTATION_GROUP_PROPERTIES, ATTESTATION_SCHEMA } from './attestation-schema.js';
-import { LPS_GROUP_PROPERTIES, LPS_TIMELINE_ACTIONS, LPS_TIMELINE_ACTION_SCHEMAS, SITES_SCHEMA } from './lps-scenario-schema.js';
+import { API_GROUP_PROPERTIES } from './api-v1/api-scenario.js';
+import { ATTESTATION_GROUP_PROPERTIES, ATTESTATION_SCHEMA } from './attestation/attestation-schema.js';
+import { LPS_GROUP_PROPERTIES, LPS_TIMELINE_ACTIONS, LPS_TIMELINE_ACTION_SCHEMAS, SITES_SCHEMA } from './lps/lps-scenario-schema.js';
 
 type Schema = Record<string, unknown>;
 

@@ -8,9 +8,9 @@ import type { ControllerAdminApi } from '../controller-admin.js';
 import { startMetricsServer, type MetricsServer } from '../metrics-server.js';
 import { ProgressView } from '../progress-view.js';
 import type { EmbeddedController, EmbeddedControllerOptions, StartEmbeddedController } from '../run-scenario.js';
-import { defaultStartLps, LpsSites } from '../lps-sites.js';
-import { LpsAggregate } from '../lps-summary.js';
-import { registerLpsMetrics } from '../lps-metrics.js';
+import { defaultStartLps, LpsSites } from '../lps/lps-sites.js';
+import { LpsAggregate } from '../lps/lps-summary.js';
+import { registerLpsMetrics } from '../lps/lps-metrics.js';
 import { InputError } from './input-error.js';
 import type { RunContext } from './run-context.js';
 

@@ -11,7 +11,7 @@ import { Piscina } from 'piscina';
 import { planShards } from '../../fleet/arrival-schedule.js';
 import type { TpmProvisionStats } from '../../fleet/tpm-provisioning.js';
 import type { FleetDeviceInfo, MainToWorker, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
-import { AttestationMonitor, describeTpmPreparation } from '../attestation-outcomes.js';
+import { AttestationMonitor, describeTpmPreparation } from '../attestation/attestation-outcomes.js';
 import { pushFleet } from '../controller-admin.js';
 import { InputError } from './input-error.js';
 import { reason, type RunContext } from './run-context.js';

@@ -3,10 +3,10 @@
 // the summary JSON and decides the exit code: 0 all passed, 1 a threshold failed or a worker died.
 
 import os from 'node:os';
-import { devicesByApi } from '../api-breakdown.js';
+import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
-import { buildLpsSummary } from '../lps-summary.js';
-import type { LpsSites } from '../lps-sites.js';
+import { buildLpsSummary } from '../lps/lps-summary.js';
+import type { LpsSites } from '../lps/lps-sites.js';
 import { renderReport } from '../report-table.js';
 import type { RunScenarioResult } from '../run-scenario.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';

@@ -10,8 +10,8 @@
 // A real controller has no such API: these thresholds then cannot be checked (and fail).
 
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { TpmProvisionStats } from '../fleet/tpm-provisioning.js';
-import type { MeasuredRun } from './summary-json.js';
+import type { TpmProvisionStats } from '../../fleet/tpm-provisioning.js';
+import type { MeasuredRun } from '../summary-json.js';
 
 /** What the run summary carries under `attestation` (the controller's figures at the end). */
 export interface AttestationSummary {

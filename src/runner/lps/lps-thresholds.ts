@@ -1,7 +1,7 @@
-// Judges the local profile server thresholds (src/scenario/lps-thresholds.ts) against the run's
+// Judges the local profile server thresholds (src/scenario/lps/lps-thresholds.ts) against the run's
 // LPS summary. Like every threshold, one that cannot be measured fails with the reason.
 
-import type { MeasuredRun } from './summary-json.js';
+import type { MeasuredRun } from '../summary-json.js';
 
 type Measured = { value: number } | { cannot: string };
 
