@@ -100,7 +100,7 @@ async function runPhases(opts: RunScenarioOptions, out: (t: string) => void, err
     const workers = await startWorkers(ctx, servers);
     const started = runTimeline(ctx, servers, workers);
     const drained = await drain(ctx, servers, workers, started);
-    return await summarise(ctx, servers, workers, started, drained);
+    return await summarise(ctx, servers, started, drained);
   } finally {
     await ctx.cleanups.runAll(err);
   }

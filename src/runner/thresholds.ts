@@ -7,14 +7,15 @@ import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import { runOfApi } from './api-v1/api-thresholds.js';
 import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
-import { measureAttestation } from './attestation/attestation-outcomes.js';
-import { LPS_ENDPOINT_KEYS } from '../device/lps-endpoints.js';
-import { measureLps } from './lps/lps-thresholds.js';
+import { RUN_CAPABILITIES } from './capabilities.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
-const ENDPOINTS: ReadonlySet<string> = new Set<string>([...ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS]);
+/** Controller endpoints and the capabilities' (lps.radio, ...). Built on first use: the registry's
+ *  modules import this file's formatters, so it may not be loaded yet when this file is. */
+let endpoints: ReadonlySet<string> | undefined;
+const endpointSubjects = (): ReadonlySet<string> => (endpoints ??= new Set([...ENDPOINT_KEYS, ...RUN_CAPABILITIES.flatMap((c) => c.endpointKeys ?? [])]));
 
 type Measured = { value: number } | { cannot: string };
 
@@ -43,10 +44,11 @@ export function allThresholdsPassed(results: readonly ThresholdResult[]): boolea
 
 function measure(spec: ThresholdSpec, run: MeasuredRun): Measured {
   const { subject, stat } = spec;
-  if (subject === 'all' || ENDPOINTS.has(subject)) return measureRequests(subject, stat, run);
-  if (subject === 'attestation' || subject === 'attestation_devices') return measureAttestation(subject, stat, run);
-  const lps = measureLps(subject, stat, run);
-  if (lps !== undefined) return lps;
+  if (subject === 'all' || endpointSubjects().has(subject)) return measureRequests(subject, stat, run);
+  for (const c of RUN_CAPABILITIES) {
+    const m = c.measureThreshold?.(subject, stat, run);
+    if (m !== undefined) return m;
+  }
   switch (`${subject}.${stat}`) {
     case 'errors.count':
       return { value: requestTotals(run).errors };

@@ -9,7 +9,6 @@ import { parseDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
 import { parseThreshold } from './parse-threshold.js';
 import { SCENARIO_CAPABILITIES } from './capabilities.js';
-import type { DocumentPart } from './scenario-capability.js';
 import { APP_DEFAULTS, DEFAULT_ARRIVAL, DEFAULT_GRACEFUL_STOP_MS, DEFAULT_SEED, GROUP_DEFAULTS } from './scenario-defaults.js';
 import type { AppTemplate, ArrivalSpec, GroupSpec, Scenario, TargetSpec, TimelineAction } from './scenario-types.js';
 

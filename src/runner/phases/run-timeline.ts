@@ -1,6 +1,6 @@
 // Phase 4: the run itself. Starts every worker at one common instant, schedules the timeline
-// actions that go through the embedded controller's admin API and through the sites' LPSs, and
-// turns Ctrl-C into an orderly stop (devices stop, what was measured is reported).
+// actions that go through the embedded controller's admin API and those of the capabilities (the
+// sites' LPSs), and turns Ctrl-C into an orderly stop (devices stop, what was measured is reported).
 
 import { LoopMonitor } from '../../fleet/loop-monitor.js';
 import type { Scenario } from '../../scenario/scenario-types.js';
@@ -20,7 +20,7 @@ export interface Started {
 
 export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers): Started {
   const { err, scenario, cleanups } = ctx;
-  const { progress, admin, sites } = servers;
+  const { progress, admin } = servers;
   const mainLoop = new LoopMonitor();
   const cpuStart = process.cpuUsage();
   const startAtMs = Date.now() + 250;
@@ -29,9 +29,9 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   progress?.start(startAtMs);
   const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, admin, err);
   cleanups.add(() => timelineTimers.forEach(clearTimeout));
-  if (sites) {
-    const lpsTimers = sites.scheduleTimeline(scenario, startAtMs, admin, err);
-    cleanups.add(() => lpsTimers.forEach(clearTimeout));
+  for (const c of servers.capabilities) {
+    const timers = c.scheduleTimeline?.(startAtMs) ?? [];
+    cleanups.add(() => timers.forEach(clearTimeout));
   }
   const onSigint = () => {
     err('\nevesim: interrupted: stopping devices and reporting what was measured\n');

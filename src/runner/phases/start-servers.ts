@@ -1,16 +1,16 @@
 // Phase 2: what the devices talk to and what watches them. The embedded controller in its thread
-// (or the real controller prepare-fleet checked), one local profile server per site, the
-// Prometheus endpoint and the live progress line. Each adds its own cleanup.
+// (or the real controller prepare-fleet checked), what each capability needs (capabilities.ts:
+// one local profile server per site, the attestation monitor), the Prometheus endpoint with every
+// capability's metrics, and the live progress line. Each adds its own cleanup.
 
 import { join } from 'node:path';
 import type { TargetInfo } from '../../fleet/worker-protocol.js';
 import type { ControllerAdminApi } from '../controller-admin.js';
 import { startMetricsServer, type MetricsServer } from '../metrics-server.js';
 import { ProgressView } from '../progress-view.js';
+import { RUN_CAPABILITIES } from '../capabilities.js';
+import type { RunningCapability } from '../run-capability.js';
 import type { EmbeddedController, EmbeddedControllerOptions, StartEmbeddedController } from '../run-scenario.js';
-import { defaultStartLps, LpsSites } from '../lps/lps-sites.js';
-import { LpsAggregate } from '../lps/lps-summary.js';
-import { registerLpsMetrics } from '../lps/lps-metrics.js';
 import { InputError } from './input-error.js';
 import type { RunContext } from './run-context.js';
 
@@ -18,8 +18,8 @@ export interface Servers {
   target: TargetInfo;
   /** The embedded controller's admin API; absent with a real controller. */
   admin?: ControllerAdminApi;
-  sites?: LpsSites;
-  lpsFigures: LpsAggregate;
+  /** The capabilities this run uses, in registry order. */
+  capabilities: RunningCapability[];
   metrics?: MetricsServer;
   progress?: ProgressView;
 }
@@ -38,18 +38,12 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
     admin = controller.admin;
   }
 
-  // Local profile servers, one per site: only the embedded controller points devices at them.
-  let sites: LpsSites | undefined;
-  if (scenario.sites !== undefined && admin) {
-    sites = await LpsSites.start(scenario.sites, ctx.stateDir, opts.startLps ?? defaultStartLps);
-    const started = sites;
-    cleanups.add(() => started.stop());
-    if (!opts.quiet) err(`evesim: local profile servers: ${started.describe().map((x) => `${x.name} on ${x.address}`).join(', ')}\n`);
-  } else if (scenario.sites !== undefined) {
-    err('evesim: warning: sites need the embedded controller to point devices at their LPS; no LPS is started with a real controller\n');
+  const capabilities: RunningCapability[] = [];
+  for (const c of RUN_CAPABILITIES) {
+    const running = await c.start?.(ctx, admin);
+    if (running) capabilities.push(running);
   }
 
-  const lpsFigures = new LpsAggregate(ctx.aggregate);
   let metrics: MetricsServer | undefined;
   if (opts.metricsPort !== undefined) {
     try {
@@ -60,15 +54,14 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
     const started = metrics;
     cleanups.add(() => started.close());
     err(`evesim: metrics on ${metrics.url}\n`);
-    registerLpsMetrics(metrics.registry, lpsFigures, sites);
+    for (const c of capabilities) c.registerMetrics?.(metrics.registry);
   }
   const progress = opts.quiet ? undefined : new ProgressView({ aggregate: ctx.aggregate, totalDevices: ctx.totalDevices, durationMs: scenario.durationMs });
   if (progress) cleanups.add(() => progress.stop());
   return {
     target,
     ...(admin ? { admin } : {}),
-    ...(sites ? { sites } : {}),
-    lpsFigures,
+    capabilities,
     ...(metrics ? { metrics } : {}),
     ...(progress ? { progress } : {}),
   };

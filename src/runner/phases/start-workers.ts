@@ -1,7 +1,7 @@
 // Phase 3: the fleet workers. Splits the fleet into shards (one piscina worker each), lets every
 // worker load or create its identities, stops the run when one fails there, then pushes the fleet
-// map to the embedded controller and starts watching its attestation outcomes. The workers then
-// wait for 'go' (run-timeline.ts).
+// map to the embedded controller (groups as the capabilities amend them) and tells the
+// capabilities. The workers then wait for 'go' (run-timeline.ts).
 
 import os from 'node:os';
 import { existsSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { Piscina } from 'piscina';
 import { planShards } from '../../fleet/arrival-schedule.js';
 import type { TpmProvisionStats } from '../../fleet/tpm-provisioning.js';
 import type { FleetDeviceInfo, MainToWorker, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
-import { AttestationMonitor, describeTpmPreparation } from '../attestation/attestation-outcomes.js';
+import { describeTpmPreparation } from '../attestation/attestation-outcomes.js';
 import { pushFleet } from '../controller-admin.js';
 import { InputError } from './input-error.js';
 import { reason, type RunContext } from './run-context.js';
@@ -22,12 +22,11 @@ export interface Workers {
   tasks: Promise<ShardResult>[];
   /** The main thread's end of each worker's message channel. */
   ports: MessagePort[];
-  attestMonitor?: AttestationMonitor;
 }
 
 export async function startWorkers(ctx: RunContext, servers: Servers): Promise<Workers> {
   const { opts, err, scenario, cleanups, aggregate, totalDevices: total } = ctx;
-  const { progress, admin, sites, metrics } = servers;
+  const { progress, admin } = servers;
   const shards = planShards(total, ctx.workers);
   if (opts.recordDir) {
     // Checked here as well as by each worker, so a used directory stops the run before any worker writes.
@@ -97,15 +96,12 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
   const tpmLine = describeTpmPreparation(tpmPrepared);
   if (tpmLine) err(`evesim: ${tpmLine}\n`);
   const devices = [...ready.values()].flat();
-  if (admin) await pushFleet(admin, sites ? sites.groups(scenario.groups) : scenario.groups, devices, scenario.attestation);
-  // Attestation outcomes come from the embedded controller's stats: polled, exported, summarised.
-  const attestMonitor = admin?.stats ? new AttestationMonitor(() => admin.stats!(), (m) => err(`evesim: warning: ${m}\n`)) : undefined;
-  if (attestMonitor) {
-    if (metrics) attestMonitor.register(metrics.registry);
-    attestMonitor.start();
-    cleanups.add(() => attestMonitor.stop());
+  if (admin) {
+    const groups = servers.capabilities.reduce((gs, c) => (c.groups ? c.groups(gs) : gs), scenario.groups);
+    await pushFleet(admin, groups, devices, scenario.attestation);
   }
-  return { tasks, ports, ...(attestMonitor ? { attestMonitor } : {}) };
+  for (const c of servers.capabilities) c.fleetPushed?.();
+  return { tasks, ports };
 }
 
 /** Sends one message to every worker that still listens. */

@@ -1,25 +1,22 @@
-// Phase 6: the verdict. Builds the run summary from the merged figures (with the attestation
-// outcomes and the local profile servers' part), judges the thresholds, prints the report, writes
-// the summary JSON and decides the exit code: 0 all passed, 1 a threshold failed or a worker died.
+// Phase 6: the verdict. Builds the run summary from the merged figures (with each capability's
+// section: attestation outcomes, local profile servers), judges the thresholds, prints the report,
+// writes the summary JSON and decides the exit code: 0 all passed, 1 a threshold failed or a worker
+// died.
 
 import os from 'node:os';
 import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
-import { buildLpsSummary } from '../lps/lps-summary.js';
-import type { LpsSites } from '../lps/lps-sites.js';
 import { renderReport } from '../report-table.js';
 import type { RunScenarioResult } from '../run-scenario.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
 import { allThresholdsPassed, evaluateThresholds } from '../thresholds.js';
 import type { Drained } from './drain.js';
-import { reason, round1, type RunContext } from './run-context.js';
+import { round1, type RunContext } from './run-context.js';
 import type { Started } from './run-timeline.js';
 import type { Servers } from './start-servers.js';
-import type { Workers } from './start-workers.js';
 
-export async function summarise(ctx: RunContext, servers: Servers, workers: Workers, started: Started, drained: Drained): Promise<RunScenarioResult> {
-  const { opts, out, err, scenario } = ctx;
-  const { sites } = servers;
+export async function summarise(ctx: RunContext, servers: Servers, started: Started, drained: Drained): Promise<RunScenarioResult> {
+  const { opts, out, scenario } = ctx;
   const { startAtMs, mainLoop } = started;
   const wallMs = Math.max(1, drained.endMs - startAtMs);
   const cores = os.availableParallelism();
@@ -40,17 +37,7 @@ export async function summarise(ctx: RunContext, servers: Servers, workers: Work
     },
   });
   mainLoop.stop();
-  const attestation = await workers.attestMonitor?.final();
-  if (attestation) measured.attestation = attestation;
-  if (sites || Object.keys(measured.endpoints).some((k) => k.startsWith('lps.'))) {
-    let commands: Awaited<ReturnType<LpsSites['commands']>> = [];
-    try {
-      commands = (await sites?.commands()) ?? [];
-    } catch (e) {
-      err(`evesim: warning: could not read the LPS command records: ${reason(e)}\n`);
-    }
-    measured.lps = buildLpsSummary(sites?.describe() ?? [], commands, servers.lpsFigures.totals());
-  }
+  for (const c of servers.capabilities) await c.summarise?.(measured);
   const thresholds = evaluateThresholds(scenario.thresholds, measured);
   const exitCode = drained.workerFailed || !allThresholdsPassed(thresholds) ? 1 : 0;
   const summary: RunSummary = { ...measured, thresholds, exitCode };
