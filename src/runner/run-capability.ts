@@ -3,10 +3,17 @@
 // each one. Every part is optional. Its scenario side is src/scenario/scenario-capability.ts.
 
 import type { Registry } from 'prom-client';
-import type { GroupSpec } from '../scenario/scenario-types.js';
+import type { ReadyMessage } from '../fleet/worker-protocol.js';
+import type { AttestationSpec, GroupSpec } from '../scenario/scenario-types.js';
 import type { ControllerAdminApi } from './controller-admin.js';
 import type { RunContext } from './phases/run-context.js';
 import type { MeasuredRun, RunSummary } from './summary-json.js';
+
+/** What the embedded controller is told about the fleet besides its devices. */
+export interface ControllerFleet {
+  groups: readonly GroupSpec[];
+  attestation?: AttestationSpec;
+}
 
 /** A threshold's measured value, or why it cannot be measured (which fails it). */
 export type ThresholdMeasure = { value: number } | { cannot: string };
@@ -19,6 +26,8 @@ export interface RunCapability {
   readonly timelineActions?: readonly string[];
   /** The value of a threshold on one of its subjects; undefined when the subject is not its own. */
   measureThreshold?(subject: string, stat: string, run: MeasuredRun): ThresholdMeasure | undefined;
+  /** Lines on what the workers prepared for it (e.g. TPM keys), printed once every worker is ready. */
+  preparedLines?(ready: readonly ReadyMessage[]): string[];
   /** Report lines right after the endpoint table (a blank line comes before them). */
   reportAfterEndpoints?(summary: RunSummary): string[];
   /** Report lines right after devices, undelivered messages and findings. */
@@ -32,8 +41,8 @@ export interface RunCapability {
 
 /** A capability while the run lasts; each hook is called by the phase named. */
 export interface RunningCapability {
-  /** start-workers: the groups as the controller is told them (e.g. with their LPS address). */
-  groups?(groups: readonly GroupSpec[]): GroupSpec[];
+  /** start-workers: the fleet as the controller is told it (groups with their LPS address, PCR templates). */
+  fleet?(fleet: ControllerFleet): ControllerFleet;
   /** start-servers: its Prometheus metrics, next to the request metrics. */
   registerMetrics?(registry: Registry): void;
   /** start-workers: the controller knows the fleet; the workers wait for 'go'. */

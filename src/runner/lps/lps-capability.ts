@@ -31,7 +31,7 @@ export const LPS_RUN: RunCapability = {
     // Devices report LPS figures in their deltas even without sites (a real controller's LPS).
     const figures = new LpsAggregate(ctx.aggregate);
     return {
-      groups: (groups) => (sites ? sites.groups(groups) : [...groups]),
+      fleet: (fleet) => (sites ? { ...fleet, groups: sites.groups(fleet.groups) } : fleet),
       registerMetrics: (registry) => registerLpsMetrics(registry, figures, sites),
       scheduleTimeline: (startAtMs) => (sites ? sites.scheduleTimeline(scenario, startAtMs, admin, err) : []),
       async summarise(measured) {

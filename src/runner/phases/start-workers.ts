@@ -9,10 +9,10 @@ import { join, resolve } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { planShards } from '../../fleet/arrival-schedule.js';
-import type { TpmProvisionStats } from '../../fleet/tpm-provisioning.js';
-import type { FleetDeviceInfo, MainToWorker, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
-import { describeTpmPreparation } from '../attestation/attestation-outcomes.js';
+import type { FleetDeviceInfo, MainToWorker, ReadyMessage, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
+import { RUN_CAPABILITIES } from '../capabilities.js';
 import { pushFleet } from '../controller-admin.js';
+import type { ControllerFleet } from '../run-capability.js';
 import { InputError } from './input-error.js';
 import { reason, type RunContext } from './run-context.js';
 import type { Servers } from './start-servers.js';
@@ -54,7 +54,7 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
   let readyResolve: () => void = () => {};
   const allReady = new Promise<void>((r) => (readyResolve = r));
   let identitiesCreated = 0;
-  const tpmPrepared: TpmProvisionStats[] = [];
+  const readyMessages: ReadyMessage[] = [];
 
   const tasks = shards.map((shard, workerId) => {
     const { port1, port2 } = new MessageChannel();
@@ -68,7 +68,7 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
       } else if (m.type === 'ready') {
         ready.set(m.workerId, m.devices);
         identitiesCreated += m.identities.created;
-        if (m.tpm) tpmPrepared.push(m.tpm);
+        readyMessages.push(m);
         if (ready.size === shards.length) readyResolve();
       }
     });
@@ -93,12 +93,11 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
     throw new InputError(`preparing the fleet failed: ${reason(first.failed)}`);
   }
   if (identitiesCreated > 0) err(`evesim: created ${identitiesCreated} device identities in ${ctx.stateDir}\n`);
-  const tpmLine = describeTpmPreparation(tpmPrepared);
-  if (tpmLine) err(`evesim: ${tpmLine}\n`);
+  for (const c of RUN_CAPABILITIES) for (const line of c.preparedLines?.(readyMessages) ?? []) err(`evesim: ${line}\n`);
   const devices = [...ready.values()].flat();
   if (admin) {
-    const groups = servers.capabilities.reduce((gs, c) => (c.groups ? c.groups(gs) : gs), scenario.groups);
-    await pushFleet(admin, groups, devices, scenario.attestation);
+    const fleet = servers.capabilities.reduce((f, c) => (c.fleet ? c.fleet(f) : f), { groups: scenario.groups } as ControllerFleet);
+    await pushFleet(admin, fleet.groups, devices, fleet.attestation);
   }
   for (const c of servers.capabilities) c.fleetPushed?.();
   return { tasks, ports };
