@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { planShards } from '../../fleet/arrival-schedule.js';
-import type { FleetDeviceInfo, MainToWorker, ReadyMessage, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
+import type { MainToWorker, ReadyMessage, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
 import { RUN_CAPABILITIES } from '../capabilities.js';
 import { pushFleet } from '../controller-admin.js';
 import type { ControllerFleet } from '../run-capability.js';
@@ -25,8 +25,8 @@ export interface Workers {
 }
 
 export async function startWorkers(ctx: RunContext, servers: Servers): Promise<Workers> {
-  const { opts, err, scenario, cleanups, aggregate, totalDevices: total } = ctx;
-  const { progress, admin } = servers;
+  const { opts, err, scenario, totalDevices: total } = ctx;
+  const { admin } = servers;
   const shards = planShards(total, ctx.workers);
   if (opts.recordDir) {
     // Checked here as well as by each worker, so a used directory stops the run before any worker writes.
@@ -35,6 +35,36 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
       if (existsSync(used)) throw new InputError(`--record ${opts.recordDir}: ${used} is from an earlier recording; choose an empty directory`);
     }
   }
+  const { tasks, ports, allReady } = launchShards(ctx, servers, shards);
+
+  if (!opts.quiet) err(`evesim: preparing ${total} devices on ${shards.length} worker${shards.length === 1 ? '' : 's'}\n`);
+  // Identities first: a worker that fails here (bad state directory, bad onboarding key) ends the run.
+  // (The others wait for 'go' and never settle on their own: watch for the first rejection.)
+  const firstFailure = new Promise<{ failed: unknown }>((res) => tasks.forEach((t) => t.catch((e: unknown) => res({ failed: e }))));
+  const first = await Promise.race([allReady, firstFailure]);
+  if ('failed' in first) {
+    broadcast(ports, { type: 'stop' });
+    throw new InputError(`preparing the fleet failed: ${reason(first.failed)}`);
+  }
+  const identitiesCreated = first.reduce((n, m) => n + m.identities.created, 0);
+  if (identitiesCreated > 0) err(`evesim: created ${identitiesCreated} device identities in ${ctx.stateDir}\n`);
+  for (const c of RUN_CAPABILITIES) for (const line of c.preparedLines?.(first) ?? []) err(`evesim: ${line}\n`);
+  if (admin) {
+    const devices = first.flatMap((m) => m.devices);
+    const fleet = servers.capabilities.reduce((f, c) => (c.fleet ? c.fleet(f) : f), { groups: scenario.groups } as ControllerFleet);
+    await pushFleet(admin, fleet.groups, devices, fleet.attestation);
+  }
+  for (const c of servers.capabilities) c.fleetPushed?.();
+  return { tasks, ports };
+}
+
+/**
+ * One piscina worker per shard, each given its shard and a message channel: deltas go to the
+ * aggregate, identity progress to the progress line; `allReady` gives every worker's 'ready'
+ * message (in arrival order) once all have sent one.
+ */
+function launchShards(ctx: RunContext, servers: Servers, shards: ReturnType<typeof planShards>): Workers & { allReady: Promise<ReadyMessage[]> } {
+  const { opts, scenario, cleanups, aggregate, totalDevices: total } = ctx;
   const pool = new Piscina({
     filename: ctx.workerFile,
     minThreads: shards.length,
@@ -50,11 +80,9 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
   const ports: MessagePort[] = [];
   cleanups.add(() => ports.forEach((p) => p.close()));
   const prepared = new Map<number, number>();
-  const ready = new Map<number, FleetDeviceInfo[]>();
-  let readyResolve: () => void = () => {};
-  const allReady = new Promise<void>((r) => (readyResolve = r));
-  let identitiesCreated = 0;
-  const readyMessages: ReadyMessage[] = [];
+  const ready = new Map<number, ReadyMessage>();
+  let readyResolve: (all: ReadyMessage[]) => void = () => {};
+  const allReady = new Promise<ReadyMessage[]>((r) => (readyResolve = r));
 
   const tasks = shards.map((shard, workerId) => {
     const { port1, port2 } = new MessageChannel();
@@ -64,12 +92,10 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
       else if (m.type === 'progress') {
         prepared.set(m.workerId, m.prepared);
         const done = [...prepared.values()].reduce((a, b) => a + b, 0);
-        progress?.setNote(`preparing identities ${done}/${total}`);
+        servers.progress?.setNote(`preparing identities ${done}/${total}`);
       } else if (m.type === 'ready') {
-        ready.set(m.workerId, m.devices);
-        identitiesCreated += m.identities.created;
-        readyMessages.push(m);
-        if (ready.size === shards.length) readyResolve();
+        ready.set(m.workerId, m);
+        if (ready.size === shards.length) readyResolve([...ready.values()]);
       }
     });
     const task: ShardTask = {
@@ -82,25 +108,7 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
     };
     return pool.run({ task, port: port2 }, { transferList: [port2] }) as Promise<ShardResult>;
   });
-
-  if (!opts.quiet) err(`evesim: preparing ${total} devices on ${shards.length} worker${shards.length === 1 ? '' : 's'}\n`);
-  // Identities first: a worker that fails here (bad state directory, bad onboarding key) ends the run.
-  // (The others wait for 'go' and never settle on their own: watch for the first rejection.)
-  const firstFailure = new Promise<{ failed: unknown }>((res) => tasks.forEach((t) => t.catch((e: unknown) => res({ failed: e }))));
-  const first = await Promise.race([allReady.then(() => undefined), firstFailure]);
-  if (first) {
-    broadcast(ports, { type: 'stop' });
-    throw new InputError(`preparing the fleet failed: ${reason(first.failed)}`);
-  }
-  if (identitiesCreated > 0) err(`evesim: created ${identitiesCreated} device identities in ${ctx.stateDir}\n`);
-  for (const c of RUN_CAPABILITIES) for (const line of c.preparedLines?.(readyMessages) ?? []) err(`evesim: ${line}\n`);
-  const devices = [...ready.values()].flat();
-  if (admin) {
-    const fleet = servers.capabilities.reduce((f, c) => (c.fleet ? c.fleet(f) : f), { groups: scenario.groups } as ControllerFleet);
-    await pushFleet(admin, fleet.groups, devices, fleet.attestation);
-  }
-  for (const c of servers.capabilities) c.fleetPushed?.();
-  return { tasks, ports };
+  return { tasks, ports, allReady };
 }
 
 /** Sends one message to every worker that still listens. */
