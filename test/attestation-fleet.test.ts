@@ -18,7 +18,7 @@ import type { FleetDeviceInfo, ShardTask } from '../src/fleet/worker-protocol.js
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { DEFAULT_FIRMWARE_VERSION } from '../src/scenario/scenario-defaults.js';
 import type { GroupSpec, Scenario } from '../src/scenario/scenario-types.js';
-import { deviceTpmRole, type DeviceTpmRole } from '../src/scenario/tpm-plan.js';
+import { deviceTpmRole, type DeviceTpmRole } from '../src/scenario/attestation/tpm-plan.js';
 import { createControllerServer, type ControllerServer } from '../src/servers/controller/controller-server.js';
 import { testGroup } from './fixtures/test-group.js';
 

@@ -11,12 +11,12 @@ import { createDeviceIdentity } from '../src/identity/device-identity.js';
 import { createEkCertificate } from '../src/identity/ek-certificate.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import { generateRsa } from '../src/identity/keys.js';
-import { AttestationMonitor, attestationReportLines, describeTpmPreparation, type AttestationSummary } from '../src/runner/attestation-outcomes.js';
+import { AttestationMonitor, attestationReportLines, describeTpmPreparation, type AttestationSummary } from '../src/runner/attestation/attestation-outcomes.js';
 import { evaluateThreshold, parseThreshold } from '../src/runner/thresholds.js';
 import type { MeasuredRun } from '../src/runner/summary-json.js';
 import { parseScenario } from '../src/scenario/load-scenario.js';
 import { ScenarioError } from '../src/scenario/scenario-error.js';
-import { deviceTpmRole, groupTpmPlan } from '../src/scenario/tpm-plan.js';
+import { deviceTpmRole, groupTpmPlan } from '../src/scenario/attestation/tpm-plan.js';
 
 const HEX = 'ab'.repeat(32);
 

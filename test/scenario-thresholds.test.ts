@@ -8,7 +8,7 @@ import { loadScenario, parseScenario, totalDevices } from '../src/scenario/load-
 import { ScenarioError } from '../src/scenario/scenario-error.js';
 import { thresholdValueKind } from '../src/scenario/parse-threshold.js';
 import type { Scenario, ThresholdSpec } from '../src/scenario/scenario-types.js';
-import { groupTpmPlan } from '../src/scenario/tpm-plan.js';
+import { groupTpmPlan } from '../src/scenario/attestation/tpm-plan.js';
 import { perDeviceBound } from '../src/scenario/threshold-basis.js';
 
 const GROUPS = `duration: 1m

@@ -14,7 +14,7 @@ import { LPS_ENDPOINT_KEYS, LpsAgentStats } from '../device/lps/lps-endpoints.js
 import type { DeviceLpsPorts } from '../device/lps/lps-ports.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/core/seeded-rng.js';
-import type { LpsThrottleRule } from '../scenario/lps-scenario-types.js';
+import type { LpsThrottleRule } from '../scenario/lps/lps-scenario-types.js';
 import type { Scenario } from '../scenario/scenario-types.js';
 import { ControllerTransport } from '../transport/controller-transport.js';
 import type { RequestObserver } from '../transport/request-observer.js';

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 import { join } from 'node:path';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
-import { deviceTpmRole } from '../scenario/tpm-plan.js';
+import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
 import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/core/seeded-rng.js';

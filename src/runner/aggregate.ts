@@ -7,7 +7,7 @@ import { emptyLifecycleCounts, LIFECYCLES, type FleetDelta, type StatusClass } f
 import { addSparse, newLatencyHistogram, type LatencyHistogram, type SparseHistogram } from '../fleet/latency-histogram.js';
 // Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
-import { ApiBreakdown } from './api-breakdown.js';
+import { ApiBreakdown } from './api-v1/api-breakdown.js';
 
 export interface SeriesTotals {
   endpoint: EndpointKey;

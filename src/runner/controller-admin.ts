@@ -5,7 +5,7 @@
 
 import type { FleetDeviceInfo } from '../fleet/worker-protocol.js';
 import type { AttestationSpec, GroupSpec, TimelineAction } from '../scenario/scenario-types.js';
-import { isLpsAction } from '../scenario/lps-scenario-types.js';
+import { RUN_CAPABILITIES } from './capabilities.js';
 
 /** The subset of the controller's admin client the runner uses. */
 export interface ControllerAdminApi {
@@ -75,6 +75,6 @@ export async function applyTimelineAction(admin: ControllerAdminApi, action: Tim
 
 /** Timeline actions the runner applies through the admin API. */
 export function isControllerSide(action: TimelineAction): boolean {
-  // reboot and power-on belong to the workers, LPS actions to the sites (lps-sites.ts).
-  return action.action !== 'reboot' && action.action !== 'power-on' && !isLpsAction(action);
+  // reboot and power-on belong to the workers, a capability's actions to it (LPS: the sites).
+  return action.action !== 'reboot' && action.action !== 'power-on' && !RUN_CAPABILITIES.some((c) => c.timelineActions?.includes(action.action));
 }

@@ -2,11 +2,9 @@
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import { byApiLines } from './report-by-api.js';
 import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './thresholds.js';
-import { attestationReportLines } from './attestation-outcomes.js';
-import { lpsReportLines } from './lps-report.js';
+import { RUN_CAPABILITIES } from './capabilities.js';
 
 /** Event-loop lag p99 above this means devices fired late because the generator was busy. */
 export const LAG_LIMIT_MS = 100;
@@ -39,8 +37,10 @@ export function renderReport(s: RunSummary): string {
   );
   out.push('');
   out.push(...endpointTable(s));
-  const perApi = byApiLines(s);
-  if (perApi.length > 0) out.push('', ...perApi);
+  for (const c of RUN_CAPABILITIES) {
+    const lines = c.reportAfterEndpoints?.(s) ?? [];
+    if (lines.length > 0) out.push('', ...lines);
+  }
   const failed = failedRequests(s);
   if (failed.length > 0) {
     out.push('');
@@ -54,7 +54,7 @@ export function renderReport(s: RunSummary): string {
   }
   out.push('');
   out.push(...factLines(s));
-  out.push(...lpsReportLines(s.lps));
+  for (const c of RUN_CAPABILITIES) out.push(...(c.reportAfterFacts?.(s) ?? []));
   out.push('');
   out.push(...thresholdLines(s));
   out.push('');
@@ -172,7 +172,6 @@ function factLines(s: RunSummary): string[] {
     ...(s.drain ? [drainLine(s.drain)] : []),
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
     `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
-    ...(s.attestation ? attestationReportLines(s.attestation) : []),
   ];
 }
 

@@ -121,12 +121,12 @@ export interface RunSummary {
    *  they had queued (a simulator action, not EVE behaviour); requests made then are counted above. */
   drain?: DrainSummary;
   /** Attestation outcomes counted by the embedded controller (absent with a real controller). */
-  attestation?: import('./attestation-outcomes.js').AttestationSummary;
+  attestation?: import('./attestation/attestation-outcomes.js').AttestationSummary;
   /** The request figures again per interface (controller API v1, v2, and 'lps'), with devices and
    *  onboarded devices per controller API (api-breakdown.ts). `endpoints` and `overall` cover all. */
-  byApi?: import('./api-breakdown.js').ApiSummaries;
+  byApi?: import('./api-v1/api-breakdown.js').ApiSummaries;
   /** Local profile servers: sites, command completion, token rejections, radio and GNSS states (lps-summary.ts). */
-  lps?: import('./lps-summary.js').LpsRunSummary;
+  lps?: import('./lps/lps-summary.js').LpsRunSummary;
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
   /** The exit code the run ends with. */

@@ -6,19 +6,20 @@
 // Parsing lives with the scenario loader (src/scenario/parse-threshold.ts) so typos fail at load time.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import { runOfApi } from './api-thresholds.js';
+import { runOfApi } from './api-v1/api-thresholds.js';
 import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
 import { describeBasis, perDeviceBound } from '../scenario/threshold-basis.js';
-import { measureAttestation } from './attestation-outcomes.js';
-import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
-import { measureLps } from './lps-thresholds.js';
+import { RUN_CAPABILITIES } from './capabilities.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
 import type { ThresholdMeasure } from './threshold-measure.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
-const ENDPOINTS: ReadonlySet<string> = new Set<string>([...ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS]);
+/** Controller endpoints and the capabilities' (lps.radio, ...). Built on first use: the registry's
+ *  modules import this file's formatters, so it may not be loaded yet when this file is. */
+let endpoints: ReadonlySet<string> | undefined;
+const endpointSubjects = (): ReadonlySet<string> => (endpoints ??= new Set([...ENDPOINT_KEYS, ...RUN_CAPABILITIES.flatMap((c) => c.endpointKeys ?? [])]));
 
 export function evaluateThresholds(specs: readonly ThresholdSpec[], run: MeasuredRun): ThresholdResult[] {
   return specs.map((s) => evaluateThreshold(s, run));
@@ -89,11 +90,12 @@ const OP_SIGNS: Record<ThresholdSpec['op'], string> = { '<': '<', '<=': '≤', '
 
 function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
   const { subject, stat } = spec;
-  if (subject === 'attestation' || subject === 'attestation_devices') return measureAttestation(subject, stat, run);
-  // Before the request figures: an lps.* endpoint of a run without LPS is not checked, not "0 requests".
-  const lps = measureLps(subject, stat, run);
-  if (lps !== undefined) return lps;
-  if (subject === 'all' || ENDPOINTS.has(subject)) return measureRequests(subject, stat, run);
+  // Capabilities first: an lps.* endpoint of a run without LPS is not checked, not "0 requests".
+  for (const c of RUN_CAPABILITIES) {
+    const m = c.measureThreshold?.(subject, stat, run);
+    if (m !== undefined) return m;
+  }
+  if (subject === 'all' || endpointSubjects().has(subject)) return measureRequests(subject, stat, run);
   switch (`${subject}.${stat}`) {
     case 'errors.count':
       return { value: requestTotals(run).errors };

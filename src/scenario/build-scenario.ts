@@ -1,16 +1,14 @@
 // Turns a schema- and rule-checked document into the normalised Scenario: defaults filled in,
-// durations in ms, rates per second, config items as decimal strings, target paths absolute.
+// durations in ms, rates per second, config items as decimal strings, target paths absolute; each
+// capability (capabilities.ts) builds its own group fields, sections and timeline actions.
 // Only called when no errors were found, so the document's shape can be trusted here.
 
 import { basename, extname, resolve } from 'node:path';
 import { checkConfigItem } from './config-items.js';
-import { apiGroupFields } from './api-scenario.js';
 import { parseDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
 import { parseThresholdEntry, type ThresholdEntry } from './parse-threshold.js';
-import { attestationGroupFields, buildAttestation, type AttestationDocument, type AttestationGroupDocument } from './build-attestation.js';
-import { buildLpsAction, buildSites, lpsGroupFields, type LpsGroupDocument, type SiteDocument } from './build-lps.js';
-import { isLpsAction } from './lps-scenario-types.js';
+import { SCENARIO_CAPABILITIES } from './capabilities.js';
 import { APP_DEFAULTS, DEFAULT_ARRIVAL, DEFAULT_GRACEFUL_STOP_MS, DEFAULT_SEED, GROUP_DEFAULTS } from './scenario-defaults.js';
 import type { AppTemplate, ArrivalSpec, GroupSpec, Scenario, TargetSpec, TimelineAction } from './scenario-types.js';
 
@@ -30,16 +28,13 @@ export interface ScenarioDocument {
   arrival?: { model: ArrivalSpec['model']; rate?: string | number; over?: string };
   timeline?: (Record<string, unknown> & { at: string; action: TimelineAction['action'] })[];
   thresholds?: ThresholdEntry[];
-  attestation?: AttestationDocument;
-  sites?: SiteDocument[];
+  /** Sections of the capabilities (capabilities.ts), e.g. sites, attestation. */
+  [capabilitySection: string]: unknown;
 }
 
-interface GroupDocument extends AttestationGroupDocument, LpsGroupDocument {
+interface GroupDocument {
   name: string;
   count: number;
-  api?: 'v1' | 'v2';
-  connection?: 'per-device' | 'shared';
-  v1Config?: 'post' | 'get';
   eveVersion?: string;
   preRegistered?: boolean;
   logs?: { format?: 'newlogs' | 'legacy'; linesPerSec?: number };
@@ -49,6 +44,8 @@ interface GroupDocument extends AttestationGroupDocument, LpsGroupDocument {
   globalProfile?: string;
   hardware?: Partial<GroupSpec['hardware']>;
   appStep?: string;
+  /** Fields of the capabilities (capabilities.ts), e.g. api, tpm, gnss. */
+  [capabilityField: string]: unknown;
 }
 
 export interface BuiltScenario {
@@ -74,10 +71,7 @@ export function buildScenario(doc: ScenarioDocument, file: string, baseDir: stri
     timeline: (doc.timeline ?? []).map(buildAction),
     thresholds: (doc.thresholds ?? []).map(parseThresholdEntry),
   };
-  const sites = buildSites(doc.sites);
-  if (sites) scenario.sites = sites;
-  const attestation = buildAttestation(doc.attestation);
-  if (attestation) scenario.attestation = attestation;
+  for (const c of SCENARIO_CAPABILITIES) c.buildScenario?.(doc, scenario);
   return overMs === undefined ? { scenario } : { scenario, arrivalOverMs: overMs };
 }
 
@@ -88,10 +82,14 @@ function buildGroup(g: GroupDocument): GroupSpec {
     const r = checkConfigItem(k, v);
     configItems[k] = r.ok ? r.value : String(v);
   }
+  // Capability fields where the schema has them: some right after count, the rest at the end
+  // (the API v1 capability always sets `api`).
+  const capabilityFields = (after: 'count' | 'core'): Partial<GroupSpec> =>
+    Object.assign({}, ...SCENARIO_CAPABILITIES.filter((c) => (c.groupFieldsAfter ?? 'core') === after).map((c) => c.buildGroup?.(g) ?? {}));
   return {
     name: g.name,
     count: g.count,
-    ...apiGroupFields(g),
+    ...(capabilityFields('count') as Pick<GroupSpec, 'api'>),
     eveVersion: g.eveVersion ?? d.eveVersion,
     preRegistered: g.preRegistered ?? d.preRegistered,
     logFormat: g.logs?.format ?? d.logFormat,
@@ -108,8 +106,7 @@ function buildGroup(g: GroupDocument): GroupSpec {
     globalProfile: g.globalProfile ?? d.globalProfile,
     hardware: { ...d.hardware, ...g.hardware },
     appStepMs: g.appStep !== undefined ? parseDuration(g.appStep) : d.appStepMs,
-    ...attestationGroupFields(g),
-    ...lpsGroupFields(g),
+    ...capabilityFields('core'),
   };
 }
 
@@ -156,7 +153,10 @@ function buildAction(t: Record<string, unknown> & { at: string; action: Timeline
     case 'power-on':
       return { atMs, action: 'power-on', ...group };
     default:
-      if (isLpsAction(t)) return buildLpsAction(atMs, t);
+      for (const c of SCENARIO_CAPABILITIES) {
+        const built = c.buildTimelineAction?.(atMs, t);
+        if (built) return built;
+      }
       throw new Error(`timeline action "${String(t.action)}" has no builder`);
   }
 }

@@ -1,6 +1,7 @@
 // Rules a JSON schema cannot say: names that must be unique or must exist, durations that must fit
-// inside the run, threshold syntax, EVE config item ranges, target files. Runs on the plain document
-// even when the schema found errors, so one pass reports everything; hence every access is guarded.
+// inside the run, threshold syntax, EVE config item ranges, target files; then each capability's
+// own rules (capabilities.ts). Runs on the plain document even when the schema found errors, so one
+// pass reports everything; hence every access is guarded.
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -10,9 +11,7 @@ import { parseRate } from './parse-rate.js';
 import { parseThreshold } from './parse-threshold.js';
 import type { IssueCollector } from './issue-collector.js';
 import { didYouMean } from './suggest.js';
-import { checkAttestation } from './check-attestation.js';
-import { checkLps } from './check-lps.js';
-import { checkApiChoices } from './api-scenario.js';
+import { SCENARIO_CAPABILITIES } from './capabilities.js';
 
 export interface CheckOptions {
   /** Directory that relative certificate paths in `target` are resolved against. */
@@ -35,9 +34,7 @@ export function checkScenario(doc: unknown, issues: IssueCollector, opts: CheckO
   checkTimeline(doc.timeline, durationMs, appsByGroup, issues);
   checkThresholds(doc.thresholds, doc.groups, issues);
   checkTarget(doc.target, issues, opts);
-  checkAttestation(doc, issues);
-  checkLps(doc, issues);
-  checkApiChoices(doc, issues);
+  for (const c of SCENARIO_CAPABILITIES) c.check?.(doc, issues);
 }
 
 /** Group name → its app names, for timeline references. */

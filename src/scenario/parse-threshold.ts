@@ -14,9 +14,8 @@ import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { ThresholdSpec } from './scenario-types.js';
 import { parseDuration } from './parse-duration.js';
 import { didYouMean } from './suggest.js';
-import { ATTESTATION_THRESHOLD_SUBJECTS } from './attestation-thresholds.js';
-import { LPS_THRESHOLD_SUBJECTS } from './lps-thresholds.js';
-import { checkApiTaggable, splitApiTag } from './api-thresholds.js';
+import { SCENARIO_CAPABILITIES } from './capabilities.js';
+import { checkApiTaggable, splitApiTag } from './api-v1/api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
 import { splitPerDevice } from './threshold-basis.js';
 
@@ -34,10 +33,8 @@ export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string,
   findings: { count: 'count' },
   /** Non-success answers the devices expected (config 403 before attestation): not errors. */
   expected: { count: 'count' },
-  /** attestation.QUOTE_FAILED == 2, attestation_devices.SUCCESS == 20 (attestation-thresholds.ts). */
-  ...ATTESTATION_THRESHOLD_SUBJECTS,
-  /** lps.radio.p99, lps_command.p99, lps_command.acked_ratio, lps_token.rejected (lps-thresholds.ts). */
-  ...LPS_THRESHOLD_SUBJECTS,
+  /** The capabilities' subjects: attestation.QUOTE_FAILED, lps.radio.p99, lps_command.p99, ... (capabilities.ts). */
+  ...Object.assign({}, ...SCENARIO_CAPABILITIES.map((c) => c.thresholdSubjects ?? {})),
 };
 
 const SECONDS_PER: Record<string, number> = { s: 1, m: 60, min: 60, h: 3600 };

@@ -2,15 +2,19 @@
 // `additionalProperties: false` everywhere so a misspelt field is an error, not silently ignored.
 // `expect` is our own annotation: the loader words an error on that field as "must be <expect>".
 // Cross-field rules (unknown group in the timeline, threshold syntax, config item ranges, ...) are
-// checked by the loader after this schema.
+// checked by the loader after this schema. Capabilities (capabilities.ts) add their fragments:
+// group fields, top-level sections and timeline actions.
 
 import { DURATION_HINT } from './parse-duration.js';
 import { RATE_HINT } from './parse-rate.js';
-import { API_GROUP_PROPERTIES } from './api-scenario.js';
-import { ATTESTATION_GROUP_PROPERTIES, ATTESTATION_SCHEMA } from './attestation-schema.js';
-import { LPS_GROUP_PROPERTIES, LPS_TIMELINE_ACTIONS, LPS_TIMELINE_ACTION_SCHEMAS, SITES_SCHEMA } from './lps-scenario-schema.js';
+import { SCENARIO_CAPABILITIES } from './capabilities.js';
+import type { CapabilitySchema, SchemaFragment as Schema } from './scenario-capability.js';
 
-type Schema = Record<string, unknown>;
+/** The capabilities' fields of one kind, merged in registry order (group fields: those placed `after`). */
+function fromCapabilities(kind: keyof Pick<CapabilitySchema, 'groupProperties' | 'scenarioProperties'>, after?: 'count' | 'core'): Record<string, Schema> {
+  const parts = SCENARIO_CAPABILITIES.filter((c) => after === undefined || (c.groupFieldsAfter ?? 'core') === after);
+  return Object.assign({}, ...parts.map((c) => c.schema?.[kind] ?? {})) as Record<string, Schema>;
+}
 
 const duration: Schema = { type: 'string', format: 'duration', expect: DURATION_HINT };
 const rate: Schema = {
@@ -48,7 +52,7 @@ const group: Schema = {
   properties: {
     name,
     count: positiveInt,
-    ...API_GROUP_PROPERTIES,
+    ...fromCapabilities('groupProperties', 'count'),
     eveVersion: { type: 'string', minLength: 1, expect: 'an EVE release string such as 14.5.2-kvm-amd64' },
     preRegistered: { type: 'boolean' },
     logs: {
@@ -75,8 +79,7 @@ const group: Schema = {
       },
     },
     appStep: duration,
-    ...ATTESTATION_GROUP_PROPERTIES,
-    ...LPS_GROUP_PROPERTIES,
+    ...fromCapabilities('groupProperties', 'core'),
   },
 };
 
@@ -113,7 +116,14 @@ const threshold: Schema = {
   },
 };
 
-export const TIMELINE_ACTIONS = ['maintenance', 'config-item', 'app-activate', 'reboot', 'controller-epoch', ...LPS_TIMELINE_ACTIONS];
+export const TIMELINE_ACTIONS = [
+  'maintenance',
+  'config-item',
+  'app-activate',
+  'reboot',
+  'controller-epoch',
+  ...SCENARIO_CAPABILITIES.flatMap((c) => c.schema?.timelineActionNames ?? []),
+];
 
 function action(name: string, props: Schema, required: string[] = []): Schema {
   return {
@@ -146,7 +156,7 @@ const timelineAction: Schema = {
     ]),
     action('reboot', { group: groupRef }),
     action('controller-epoch', { group: groupRef }),
-    ...LPS_TIMELINE_ACTION_SCHEMAS,
+    ...SCENARIO_CAPABILITIES.flatMap((c) => c.schema?.timelineActionSchemas ?? []),
   ],
 };
 
@@ -182,7 +192,6 @@ export const SCENARIO_SCHEMA: Schema = {
     },
     timeline: { type: 'array', items: timelineAction },
     thresholds: { type: 'array', items: threshold },
-    attestation: ATTESTATION_SCHEMA,
-    sites: SITES_SCHEMA,
+    ...fromCapabilities('scenarioProperties'),
   },
 };

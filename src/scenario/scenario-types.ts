@@ -27,7 +27,7 @@ export interface Scenario {
   /** What the embedded controller holds TPM quotes to (absent: no PCR templates). */
   attestation?: AttestationSpec;
   /** Local profile servers, one embedded LPS per site (lps-scenario-types.ts). */
-  sites?: import('./lps-scenario-types.js').SiteSpec[];
+  sites?: import('./lps/lps-scenario-types.js').SiteSpec[];
   /** Things worth telling the user that do not stop the run (unknown config item, TLS verification
    *  off, timeline action dropped by --duration), formatted `file:line:col: path: message`. */
   warnings?: string[];
@@ -74,16 +74,16 @@ export interface GroupSpec {
   appStepMs: number;
   /** BIOS vendor-version-date (ATTEST_VERSION_TYPE_FIRMWARE), measured into PCR 0 by a TPM device. */
   firmwareVersion?: string;
-  /** Share of the group's devices with a TPM 2.0, 0..1 (absent: none). See src/fleet/tpm-plan.ts. */
+  /** Share of the group's devices with a TPM 2.0, 0..1 (absent: none). See src/scenario/attestation/tpm-plan.ts. */
   tpmShare?: number;
   /** Devices with a tampered boot (another kernel measured into PCR 9), among those with a TPM. */
   tampered?: { count: number } | { share: number };
   /** GNSS receiver model of the group's devices (absent: none). */
-  gnss?: import('./lps-scenario-types.js').GnssSpec;
+  gnss?: import('./lps/lps-scenario-types.js').GnssSpec;
   /** Cellular modems of the group's devices (absent: one LTE modem, seeded). */
-  cellular?: import('./lps-scenario-types.js').CellularSpec;
+  cellular?: import('./lps/lps-scenario-types.js').CellularSpec;
   /** Set by the runner for groups a site serves: where the controller points them. */
-  lps?: import('./lps-scenario-types.js').GroupLpsSpec;
+  lps?: import('./lps/lps-scenario-types.js').GroupLpsSpec;
 }
 
 /** PCR templates a quote must match (by the EVE and firmware versions it reports). */
@@ -125,7 +125,7 @@ export type TimelineAction =
   | { atMs: number; action: 'reboot'; group?: string }
   | { atMs: number; action: 'controller-epoch'; group?: string }
   | { atMs: number; action: 'power-on'; group?: string }
-  | import('./lps-scenario-types.js').LpsTimelineAction;
+  | import('./lps/lps-scenario-types.js').LpsTimelineAction;
 
 /** k6-style threshold, e.g. `config.p99 < 200ms`, `errors.rate < 0.1%`, `onboarded.ratio == 1`. */
 export interface ThresholdSpec {

@@ -9,7 +9,7 @@
 // have a TPM and which of those boot tampered, so such bounds stay exact after scaling.
 
 import type { DeviceBasisKind, GroupSpec, PerDeviceBasis, Scenario, ThresholdSpec } from './scenario-types.js';
-import { groupTpmPlan } from './tpm-plan.js';
+import { groupTpmPlan } from './attestation/tpm-plan.js';
 import { didYouMean } from './suggest.js';
 
 type GroupCounts = { total: number; tpm: number; tampered: number };

@@ -5,7 +5,7 @@
 
 import { attest } from '../../gen/eve-types.js';
 import type { DeviceRecord } from './device-record.js';
-import type { AttestationSummary } from '../../runner/attestation-outcomes.js';
+import type { AttestationSummary } from '../../runner/attestation/attestation-outcomes.js';
 
 /** ZAttestResponseCode numbers → the names used in stats, summary and thresholds. */
 export const QUOTE_CODE_NAMES: Readonly<Record<number, string>> = {

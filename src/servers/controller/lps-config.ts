@@ -4,8 +4,8 @@
 // the form by which the embedded LPS tells devices apart from their first request (lps-site.ts),
 // and profile_server_token = the site's token.
 
-import type { GroupLpsSpec } from '../../scenario/lps-scenario-types.js';
-import { inLpsShare } from '../../scenario/lps-share.js';
+import type { GroupLpsSpec } from '../../scenario/lps/lps-scenario-types.js';
+import { inLpsShare } from '../../scenario/lps/lps-share.js';
 import type { GroupSpec } from '../../scenario/scenario-types.js';
 import { deviceLpsAddress } from '../lps/lps-site.js';
 import { AdminInputError } from './config-overlay.js';

@@ -4,10 +4,10 @@
 // a site or group that exists and is served, and an app that group has. Runs on the plain
 // document even when the schema found errors, so every access is guarded.
 
-import type { IssueCollector } from './issue-collector.js';
+import type { IssueCollector } from '../issue-collector.js';
 import { parseShare, parseSpeed } from './build-lps.js';
-import { durationOf } from './parse-duration.js';
-import { didYouMean } from './suggest.js';
+import { durationOf } from '../parse-duration.js';
+import { didYouMean } from '../suggest.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

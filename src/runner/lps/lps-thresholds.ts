@@ -1,10 +1,10 @@
-// Judges the local profile server thresholds (src/scenario/lps-thresholds.ts) against the run's
+// Judges the local profile server thresholds (src/scenario/lps/lps-thresholds.ts) against the run's
 // LPS summary. Without one (no sites, or a real controller, which never points devices at an LPS)
 // they are "not checked" (thresholds.ts decides what that means for the run).
 
-import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
-import type { MeasuredRun } from './summary-json.js';
-import type { ThresholdMeasure } from './threshold-measure.js';
+import { LPS_ENDPOINT_KEYS } from '../../device/lps/lps-endpoints.js';
+import type { MeasuredRun } from '../summary-json.js';
+import type { ThresholdMeasure } from '../threshold-measure.js';
 
 const NO_LPS = 'the run had no local profile server (no sites and no LPS traffic; sites need the embedded controller)';
 const LPS_ENDPOINTS: ReadonlySet<string> = new Set<string>(LPS_ENDPOINT_KEYS);

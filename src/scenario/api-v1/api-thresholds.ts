@@ -1,10 +1,10 @@
 // Thresholds on one controller API of a mixed fleet: the subject carries a k6-style tag,
 //   config{api:v1}.p99 < 1s    all{api:v2}.p99 < 500ms    errors{api:v1}.count == 0
 //   onboarded{api:v1}.ratio == 1    devices{api:v2}.total == 40
-// judged against the summary's byApi section (src/runner/api-thresholds.ts). Untagged thresholds
+// judged against the summary's byApi section (src/runner/api-v1/api-thresholds.ts). Untagged thresholds
 // keep meaning every API together.
 
-import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
+import { ENDPOINT_KEYS } from '../../protocol/endpoints.js';
 
 const TAG = /^(\s*[A-Za-z_][\w.-]*?)\{\s*api\s*:\s*([^}]*?)\s*\}(\..*)$/s;
 

@@ -1,4 +1,4 @@
-// Threshold subjects on attestation outcomes (measured in src/runner/attestation-outcomes.ts):
+// Threshold subjects on attestation outcomes (measured in src/runner/attestation/attestation-outcomes.ts):
 //   attestation.<CODE> == n          quote answers: SUCCESS, NONCE_MISMATCH, NO_CERT_FOUND, QUOTE_FAILED,
 //                                    INVALID; TPM_DISABLED (SUCCESS to empty quotes); KEYS_ESCROWED and
 //                                    ITOKEN_MISMATCH (STORE_KEYS answers)

@@ -5,7 +5,7 @@
 //   tampered devices = the count given (at most the TPM devices), or round(share × TPM devices)
 // Position p of n is picked out of k when floor((p+1)·k/n) > floor(p·k/n) (Bresenham spreading).
 
-import type { GroupSpec } from './scenario-types.js';
+import type { GroupSpec } from '../scenario-types.js';
 
 export type DeviceTpmRole = 'none' | 'tpm' | 'tampered';
 

@@ -1,8 +1,8 @@
-// Judging `{api:v1}` thresholds (src/scenario/api-thresholds.ts): the run seen through one
+// Judging `{api:v1}` thresholds (src/scenario/api-v1/api-thresholds.ts): the run seen through one
 // controller API — its endpoints, overall latencies and devices from the summary's byApi section —
 // so the ordinary threshold measures apply unchanged.
 
-import type { MeasuredRun } from './summary-json.js';
+import type { MeasuredRun } from '../summary-json.js';
 
 /** The run restricted to one API, or why that cannot be measured. */
 export function runOfApi(run: MeasuredRun, api: 'v1' | 'v2'): MeasuredRun | { cannot: string } {

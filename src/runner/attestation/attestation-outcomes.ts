@@ -10,9 +10,9 @@
 // A real controller has no such API: these thresholds are then "not checked" (thresholds.ts).
 
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { TpmProvisionStats } from '../fleet/tpm-provisioning.js';
-import type { MeasuredRun } from './summary-json.js';
-import type { ThresholdMeasure } from './threshold-measure.js';
+import type { TpmProvisionStats } from '../../fleet/tpm-provisioning.js';
+import type { MeasuredRun } from '../summary-json.js';
+import type { ThresholdMeasure } from '../threshold-measure.js';
 
 /** What the run summary carries under `attestation` (the controller's figures at the end). */
 export interface AttestationSummary {

@@ -2,7 +2,7 @@
 // whole groups or a share of them), the radio and GNSS models of a group, and the timeline actions
 // that go through an LPS. Plain data: it crosses thread boundaries with the rest of the Scenario.
 
-import type { CellularSpec, GnssSpec } from '../device/radio/radio-specs.js';
+import type { CellularSpec, GnssSpec } from '../../device/radio/radio-specs.js';
 
 export type { CellularSpec, GnssSpec };
 

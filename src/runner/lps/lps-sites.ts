@@ -7,10 +7,10 @@
 
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LpsThrottleEndpoint, LpsTimelineAction, SiteSpec } from '../scenario/lps-scenario-types.js';
-import { isLpsAction } from '../scenario/lps-scenario-types.js';
-import { inLpsShare } from '../scenario/lps-share.js';
-import type { GroupSpec, Scenario } from '../scenario/scenario-types.js';
+import type { LpsThrottleEndpoint, LpsTimelineAction, SiteSpec } from '../../scenario/lps/lps-scenario-types.js';
+import { isLpsAction } from '../../scenario/lps/lps-scenario-types.js';
+import { inLpsShare } from '../../scenario/lps/lps-share.js';
+import type { GroupSpec, Scenario } from '../../scenario/scenario-types.js';
 import { LpsAdmin, type LpsCommandRecord, type LpsDevices } from './lps-admin.js';
 
 /** What the runner needs of a started embedded LPS (startLpsInThread's result fits). */
@@ -198,7 +198,7 @@ async function listDevices(directory: DeviceDirectory): Promise<{ uuid: string; 
 
 /** The LPS when the caller passes none: a lazy import keeps the runner below the servers layer. */
 export async function defaultStartLps(opts: EmbeddedLpsOptions): Promise<EmbeddedLps> {
-  const modulePath = '../servers/lps/lps-thread.js';
+  const modulePath = '../../servers/lps/lps-thread.js';
   const mod = (await import(modulePath)) as { startLpsInThread: StartEmbeddedLps };
   return mod.startLpsInThread(opts);
 }

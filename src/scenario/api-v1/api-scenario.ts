@@ -4,8 +4,8 @@
 // normalised fields and the one cross-field rule: API v1 is mutual TLS, so every device needs a
 // connection of its own (with its own client certificate); only v2 groups may share a pool.
 
-import type { IssueCollector } from './issue-collector.js';
-import type { GroupSpec } from './scenario-types.js';
+import type { IssueCollector } from '../issue-collector.js';
+import type { GroupSpec } from '../scenario-types.js';
 
 type Schema = Record<string, unknown>;
 

@@ -5,8 +5,8 @@
 // of the run. Worker figures come from the fleet deltas (LpsAggregate), command times from the
 // sites' admin APIs.
 
-import type { LpsWorkerFigures } from '../fleet/lps-fleet.js';
-import type { FleetAggregate } from './aggregate.js';
+import type { LpsWorkerFigures } from '../../fleet/lps-fleet.js';
+import type { FleetAggregate } from '../aggregate.js';
 import type { SiteCommand } from './lps-sites.js';
 
 export interface LpsCommandLatency {

@@ -3,8 +3,8 @@
 // 'reference' templates need exact versions. Warns when a group's TPM devices match no template
 // (every quote of theirs would fail), and when tampered devices have no template to fail against. Runs on the plain document, so every access is guarded.
 
-import type { IssueCollector } from './issue-collector.js';
-import { DEFAULT_EVE_VERSION, DEFAULT_FIRMWARE_VERSION } from './scenario-defaults.js';
+import type { IssueCollector } from '../issue-collector.js';
+import { DEFAULT_EVE_VERSION, DEFAULT_FIRMWARE_VERSION } from '../scenario-defaults.js';
 import { TAMPERED_HINT } from './attestation-schema.js';
 import { groupTpmPlan, parsePercent } from './tpm-plan.js';
 

@@ -2,8 +2,8 @@
 // models, and the timeline actions that go through an LPS (plus power-on). Cross-field rules
 // (known sites and groups, one site per group, site xor route, app names) are in check-lps.ts.
 
-import { CELL_OPERATORS } from '../device/radio/cellular-model.js';
-import { DURATION_HINT } from './parse-duration.js';
+import { CELL_OPERATORS } from '../../device/radio/cellular-model.js';
+import { DURATION_HINT } from '../parse-duration.js';
 import { LPS_THROTTLE_ENDPOINTS } from './lps-scenario-types.js';
 
 type Schema = Record<string, unknown>;

@@ -8,13 +8,13 @@
 // v2-era `endpoints` section, thresholds such as `config.p99`, record files), and the API is a
 // label beside them, as it is in Prometheus (`api="v1"`).
 
-import type { FleetDelta } from '../fleet/fleet-delta.js';
-import { addSparse, newLatencyHistogram, type LatencyHistogram } from '../fleet/latency-histogram.js';
-import { endpointStats } from './endpoint-stats.js';
-import type { ApiLabel, ApiVersion } from '../protocol/api-version.js';
-import { API_LABELS } from '../protocol/api-version.js';
-import type { EndpointStats } from './summary-json.js';
-import { emptyEndpointStats } from './summary-json.js';
+import type { FleetDelta } from '../../fleet/fleet-delta.js';
+import { addSparse, newLatencyHistogram, type LatencyHistogram } from '../../fleet/latency-histogram.js';
+import { endpointStats } from '../endpoint-stats.js';
+import type { ApiLabel, ApiVersion } from '../../protocol/api-version.js';
+import { API_LABELS } from '../../protocol/api-version.js';
+import type { EndpointStats } from '../summary-json.js';
+import { emptyEndpointStats } from '../summary-json.js';
 
 interface LaneTotals {
   count: number;

@@ -2,10 +2,10 @@
 // mixed v1/v2 fleet): each endpoint once per API, then each API's total, so v1 and v2 latencies
 // and errors can be read side by side. Pure: summary → lines.
 
-import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
+import { ENDPOINT_KEYS } from '../../protocol/endpoints.js';
 import type { ApiSummary } from './api-breakdown.js';
-import type { EndpointStats, RunSummary } from './summary-json.js';
-import { formatMs } from './thresholds.js';
+import type { EndpointStats, RunSummary } from '../summary-json.js';
+import { formatMs } from '../thresholds.js';
 
 export function byApiLines(s: Pick<RunSummary, 'byApi'>): string[] {
   const apis = (['v1', 'v2'] as const).filter((a) => s.byApi?.[a] !== undefined);

@@ -3,11 +3,11 @@
 // device's last_cmd_timestamp) and answers devices refused for a wrong server_token.
 //   lps_command.p99 < 2m    lps_command.acked_ratio == 1    lps_command.count >= 10
 //   lps_token.rejected == 0    lps.devinfo.p99 < 100ms
-// Evaluation: src/runner/lps-thresholds.ts.
+// Evaluation: src/runner/lps/lps-thresholds.ts.
 
-import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
-import type { ThresholdValueKind } from './parse-threshold.js';
-import { REQUEST_STATS } from './request-threshold-stats.js';
+import { LPS_ENDPOINT_KEYS } from '../../device/lps/lps-endpoints.js';
+import type { ThresholdValueKind } from '../parse-threshold.js';
+import { REQUEST_STATS } from '../request-threshold-stats.js';
 
 
 export const LPS_THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string, ThresholdValueKind>>>> = {

@@ -3,8 +3,8 @@
 // PCR templates (hex values lower-cased, indices as decimal strings).
 
 import { tamperedOf } from './check-attestation.js';
-import { DEFAULT_FIRMWARE_VERSION } from './scenario-defaults.js';
-import type { AttestationSpec, GroupSpec, PcrTemplateSpec } from './scenario-types.js';
+import { DEFAULT_FIRMWARE_VERSION } from '../scenario-defaults.js';
+import type { AttestationSpec, GroupSpec, PcrTemplateSpec } from '../scenario-types.js';
 
 export interface AttestationGroupDocument {
   firmwareVersion?: string;

@@ -2,10 +2,10 @@
 // and cellular models, and the LPS timeline actions. Only called once check-lps.ts and the schema
 // found nothing wrong, so shapes can be trusted; units are parsed here.
 
-import type { CellOperatorId } from '../device/radio/cellular-model.js';
-import type { CellularSpec, GnssSpec } from '../device/radio/radio-specs.js';
+import type { CellOperatorId } from '../../device/radio/cellular-model.js';
+import type { CellularSpec, GnssSpec } from '../../device/radio/radio-specs.js';
 import type { LpsThrottleEndpoint, LpsTimelineAction, SiteSpec } from './lps-scenario-types.js';
-import { parseDuration } from './parse-duration.js';
+import { parseDuration } from '../parse-duration.js';
 
 interface PointDocument {
   latitude: number;

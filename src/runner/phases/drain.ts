@@ -1,0 +1,53 @@
+// Phase 5: the end of the run. After the duration the workers drain (devices deliver their queues,
+// up to gracefulStop) and report; a worker stuck past the end is given up on. What they handed
+// back (final deltas, undelivered messages, health, the drain) is collected by worker-results.ts.
+
+import { DEFAULT_GRACEFUL_STOP_MS } from '../../scenario/scenario-defaults.js';
+import type { RunContext } from './run-context.js';
+import type { Started } from './run-timeline.js';
+import type { Servers } from './start-servers.js';
+import type { Workers } from './start-workers.js';
+import { settleBy } from './settle-by.js';
+import { collectWorkerResults, type WorkerFigures } from './worker-results.js';
+
+/** How long workers get after the planned end to stop their devices and report. */
+const STOP_GRACE_MS = 30_000;
+
+export interface Drained extends WorkerFigures {
+  /** End of the measured window, epoch ms: the planned end, or earlier when stopped (Ctrl-C). */
+  endMs: number;
+  /** Process CPU use since the start. */
+  cpu: NodeJS.CpuUsage;
+}
+
+export async function drain(ctx: RunContext, servers: Servers, workers: Workers, started: Started): Promise<Drained> {
+  const { err, scenario, cleanups, aggregate } = ctx;
+  const { progress } = servers;
+  const { startAtMs } = started;
+  const gracefulStopMs = scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS;
+  if (progress && gracefulStopMs > 0) {
+    const note = setTimeout(
+      () => progress.setNote(`draining: devices deliver what they have queued (up to ${formatSeconds(gracefulStopMs)})`),
+      Math.max(0, startAtMs + scenario.durationMs - Date.now()),
+    );
+    cleanups.add(() => clearTimeout(note));
+  }
+  // A worker stuck in device code past the end is given up on (pool.destroy() ends its thread in
+  // cleanup); its figures since its last delta are lost, and the run fails.
+  const results = await settleBy(
+    workers.tasks,
+    startAtMs + scenario.durationMs + gracefulStopMs + STOP_GRACE_MS,
+    `did not finish within ${STOP_GRACE_MS / 1000} s after the end of the run and its drain (stuck in device code?); its last second of figures is lost`,
+  );
+  // The measured window: the planned end, or earlier when stopped (Ctrl-C); stopping takes a
+  // moment after it, which is not part of the run.
+  const endMs = Math.min(Date.now(), startAtMs + scenario.durationMs);
+  const cpu = process.cpuUsage(started.cpuStart);
+  progress?.stop();
+
+  return { endMs, cpu, ...collectWorkerResults(results, gracefulStopMs, aggregate, err) };
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}

@@ -1,0 +1,41 @@
+// What the run phases (src/runner/phases/) hand each other: the checked inputs of prepare-fleet,
+// the cleanups every phase adds to (run in reverse order by runScenario's finally), and the fleet
+// aggregate the workers' deltas are merged into.
+
+import type { TargetInfo } from '../../fleet/worker-protocol.js';
+import type { FleetIdentityStore } from '../../identity/fleet-identity-store.js';
+import type { Scenario } from '../../scenario/scenario-types.js';
+import type { FleetAggregate } from '../aggregate.js';
+import type { RunScenarioOptions } from '../run-scenario.js';
+import type { Cleanups } from './cleanups.js';
+
+export type Print = (text: string) => void;
+
+export interface RunContext {
+  readonly opts: RunScenarioOptions;
+  /** The report goes here. */
+  readonly out: Print;
+  /** Messages (warnings, progress notes) go here. */
+  readonly err: Print;
+  readonly scenario: Scenario;
+  readonly totalDevices: number;
+  /** Worker threads asked for (the shards may be fewer). */
+  readonly workers: number;
+  readonly workerFile: string;
+  readonly stateDir: string;
+  /** The real controller with its files read and checked; absent with the embedded controller. */
+  readonly external?: TargetInfo;
+  readonly store: FleetIdentityStore;
+  readonly cleanups: Cleanups;
+  readonly aggregate: FleetAggregate;
+}
+
+/** An error's message, for a line of output. */
+export function reason(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** One decimal, as the summary shows milliseconds and percentages. */
+export function round1(v: number): number {
+  return Math.round(v * 10) / 10;
+}

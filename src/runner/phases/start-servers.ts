@@ -1,0 +1,79 @@
+// Phase 2: what the devices talk to and what watches them. The embedded controller in its thread
+// (or the real controller prepare-fleet checked), what each capability needs (capabilities.ts:
+// one local profile server per site, the attestation monitor), the Prometheus endpoint with every
+// capability's metrics, and the live progress line. Each adds its own cleanup.
+
+import { join } from 'node:path';
+import type { TargetInfo } from '../../fleet/worker-protocol.js';
+import type { ControllerAdminApi } from '../controller-admin.js';
+import { startMetricsServer, type MetricsServer } from '../metrics-server.js';
+import { ProgressView } from '../progress-view.js';
+import { RUN_CAPABILITIES } from '../capabilities.js';
+import type { RunningCapability } from '../run-capability.js';
+import type { EmbeddedController, EmbeddedControllerOptions, StartEmbeddedController } from '../run-scenario.js';
+import { InputError } from './input-error.js';
+import type { RunContext } from './run-context.js';
+
+export interface Servers {
+  target: TargetInfo;
+  /** The embedded controller's admin API; absent with a real controller. */
+  admin?: ControllerAdminApi;
+  /** The capabilities this run uses, in registry order. */
+  capabilities: RunningCapability[];
+  metrics?: MetricsServer;
+  progress?: ProgressView;
+}
+
+export async function startServers(ctx: RunContext): Promise<Servers> {
+  const { opts, err, scenario, cleanups } = ctx;
+  let target: TargetInfo;
+  let admin: ControllerAdminApi | undefined;
+  if (ctx.external) {
+    target = ctx.external;
+  } else {
+    const start = opts.startEmbeddedController ?? defaultEmbeddedController;
+    const controller = await start({ stateDir: join(ctx.stateDir, 'controller'), onboardingCaPems: [ctx.store.fleetCaCertPem] });
+    cleanups.add(() => controller.stop());
+    target = { url: controller.url, ...(controller.v1Url ? { v1Url: controller.v1Url } : {}), rootCaPem: controller.rootCaPem, insecure: false };
+    admin = controller.admin;
+  }
+
+  const capabilities: RunningCapability[] = [];
+  for (const c of RUN_CAPABILITIES) {
+    const running = await c.start?.(ctx, admin);
+    if (running) capabilities.push(running);
+  }
+
+  let metrics: MetricsServer | undefined;
+  if (opts.metricsPort !== undefined) {
+    try {
+      metrics = await startMetricsServer(ctx.aggregate, opts.metricsPort);
+    } catch (e) {
+      throw new InputError((e as Error).message);
+    }
+    const started = metrics;
+    cleanups.add(() => started.close());
+    err(`evesim: metrics on ${metrics.url}\n`);
+    for (const c of capabilities) c.registerMetrics?.(metrics.registry);
+  }
+  const progress = opts.quiet ? undefined : new ProgressView({ aggregate: ctx.aggregate, totalDevices: ctx.totalDevices, durationMs: scenario.durationMs });
+  if (progress) cleanups.add(() => progress.stop());
+  return {
+    target,
+    ...(admin ? { admin } : {}),
+    capabilities,
+    ...(metrics ? { metrics } : {}),
+    ...(progress ? { progress } : {}),
+  };
+}
+
+/**
+ * The embedded controller when the caller passes none. The controller sits above the runner in
+ * the layer order, so the CLI should inject startControllerInThread; this lazy import keeps
+ * runScenario usable on its own (tests, scripts) without a static upward dependency.
+ */
+async function defaultEmbeddedController(opts: EmbeddedControllerOptions): Promise<EmbeddedController> {
+  const modulePath = '../../servers/controller/controller-thread.js';
+  const mod = (await import(modulePath)) as { startControllerInThread: StartEmbeddedController };
+  return mod.startControllerInThread(opts);
+}

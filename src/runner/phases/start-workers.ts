@@ -1,0 +1,128 @@
+// Phase 3: the fleet workers. Splits the fleet into shards (one piscina worker each), lets every
+// worker load or create its identities, stops the run when one fails there, then pushes the fleet
+// map to the embedded controller (groups as the capabilities amend them) and tells the
+// capabilities. The workers then wait for 'go' (run-timeline.ts).
+
+import os from 'node:os';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { planShards } from '../../fleet/arrival-schedule.js';
+import type { MainToWorker, ReadyMessage, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
+import { RUN_CAPABILITIES } from '../capabilities.js';
+import { pushFleet } from '../controller-admin.js';
+import type { ControllerFleet } from '../run-capability.js';
+import { InputError } from './input-error.js';
+import { reason, type RunContext } from './run-context.js';
+import type { Servers } from './start-servers.js';
+
+export interface Workers {
+  /** One per worker, settling when the worker has stopped its devices and reported. */
+  tasks: Promise<ShardResult>[];
+  /** The main thread's end of each worker's message channel. */
+  ports: MessagePort[];
+}
+
+export async function startWorkers(ctx: RunContext, servers: Servers): Promise<Workers> {
+  const { opts, err, scenario, totalDevices: total } = ctx;
+  const { admin } = servers;
+  const shards = planShards(total, ctx.workers);
+  if (opts.recordDir) {
+    // Checked here as well as by each worker, so a used directory stops the run before any worker writes.
+    for (let w = 0; w < shards.length; w++) {
+      const used = join(resolve(opts.recordDir), `worker-${w}`, 'index.ndjson');
+      if (existsSync(used)) throw new InputError(`--record ${opts.recordDir}: ${used} is from an earlier recording; choose an empty directory`);
+    }
+  }
+  const { tasks, ports, allReady } = launchShards(ctx, servers, shards);
+
+  if (!opts.quiet) err(`evesim: preparing ${total} devices on ${shards.length} worker${shards.length === 1 ? '' : 's'}\n`);
+  // Identities first: a worker that fails here (bad state directory, bad onboarding key) ends the run.
+  // (The others wait for 'go' and never settle on their own: watch for the first rejection.)
+  const firstFailure = new Promise<{ failed: unknown }>((res) => tasks.forEach((t) => t.catch((e: unknown) => res({ failed: e }))));
+  const first = await Promise.race([allReady, firstFailure]);
+  if ('failed' in first) {
+    broadcast(ports, { type: 'stop' });
+    throw new InputError(`preparing the fleet failed: ${reason(first.failed)}`);
+  }
+  const identitiesCreated = first.reduce((n, m) => n + m.identities.created, 0);
+  if (identitiesCreated > 0) err(`evesim: created ${identitiesCreated} device identities in ${ctx.stateDir}\n`);
+  for (const c of RUN_CAPABILITIES) for (const line of c.preparedLines?.(first) ?? []) err(`evesim: ${line}\n`);
+  if (admin) {
+    const devices = first.flatMap((m) => m.devices);
+    const fleet = servers.capabilities.reduce((f, c) => (c.fleet ? c.fleet(f) : f), { groups: scenario.groups } as ControllerFleet);
+    await pushFleet(admin, fleet.groups, devices, fleet.attestation);
+  }
+  for (const c of servers.capabilities) c.fleetPushed?.();
+  return { tasks, ports };
+}
+
+/**
+ * One piscina worker per shard, each given its shard and a message channel: deltas go to the
+ * aggregate, identity progress to the progress line; `allReady` gives every worker's 'ready'
+ * message (in arrival order) once all have sent one.
+ */
+function launchShards(ctx: RunContext, servers: Servers, shards: ReturnType<typeof planShards>): Workers & { allReady: Promise<ReadyMessage[]> } {
+  const { opts, scenario, cleanups, aggregate, totalDevices: total } = ctx;
+  const pool = new Piscina({
+    filename: ctx.workerFile,
+    minThreads: shards.length,
+    maxThreads: shards.length,
+    idleTimeout: 1000,
+    // The task runs for the whole scenario; the worker's own event loop must keep turning.
+    atomics: 'disabled',
+    // With an explicit heap limit a worker that runs out of memory is terminated (and reported)
+    // instead of taking the whole process down; 3/4 of the machine's memory shared by workers.
+    resourceLimits: { maxOldGenerationSizeMb: workerHeapLimitMb(shards.length) },
+  });
+  cleanups.add(() => pool.destroy());
+  const ports: MessagePort[] = [];
+  cleanups.add(() => ports.forEach((p) => p.close()));
+  const prepared = new Map<number, number>();
+  const ready = new Map<number, ReadyMessage>();
+  let readyResolve: (all: ReadyMessage[]) => void = () => {};
+  const allReady = new Promise<ReadyMessage[]>((r) => (readyResolve = r));
+
+  const tasks = shards.map((shard, workerId) => {
+    const { port1, port2 } = new MessageChannel();
+    ports.push(port1);
+    port1.on('message', (m: WorkerToMain) => {
+      if (m.type === 'delta') aggregate.merge(m.delta);
+      else if (m.type === 'progress') {
+        prepared.set(m.workerId, m.prepared);
+        const done = [...prepared.values()].reduce((a, b) => a + b, 0);
+        servers.progress?.setNote(`preparing identities ${done}/${total}`);
+      } else if (m.type === 'ready') {
+        ready.set(m.workerId, m);
+        if (ready.size === shards.length) readyResolve([...ready.values()]);
+      }
+    });
+    const task: ShardTask = {
+      workerId,
+      scenario,
+      shard,
+      target: servers.target,
+      stateDir: ctx.stateDir,
+      ...(opts.recordDir ? { recordDir: resolve(opts.recordDir) } : {}),
+    };
+    return pool.run({ task, port: port2 }, { transferList: [port2] }) as Promise<ShardResult>;
+  });
+  return { tasks, ports, allReady };
+}
+
+/** Sends one message to every worker that still listens. */
+export function broadcast(ports: readonly MessagePort[], msg: MainToWorker): void {
+  for (const p of ports) {
+    try {
+      p.postMessage(msg);
+    } catch {
+      // A closed port belongs to a worker that already ended.
+    }
+  }
+}
+
+function workerHeapLimitMb(workers: number): number {
+  const share = Math.floor((os.totalmem() / 2 ** 20) * 0.75 / workers);
+  return Math.min(16_384, Math.max(512, share));
+}

@@ -1,0 +1,47 @@
+// Phase 6: the verdict. Builds the run summary from the merged figures (with each capability's
+// section: attestation outcomes, local profile servers), judges the thresholds, prints the report,
+// writes the summary JSON and decides the exit code: 0 all passed, 1 a threshold failed or a worker
+// died.
+
+import os from 'node:os';
+import { devicesByApi } from '../api-v1/api-breakdown.js';
+import { buildMeasuredRun } from '../build-summary.js';
+import { renderReport } from '../report-table.js';
+import type { RunScenarioResult } from '../run-scenario.js';
+import { writeSummaryJson, type RunSummary } from '../summary-json.js';
+import { noThresholdFailed, evaluateThresholds } from '../thresholds.js';
+import type { Drained } from './drain.js';
+import { round1, type RunContext } from './run-context.js';
+import type { Started } from './run-timeline.js';
+import type { Servers } from './start-servers.js';
+
+export async function summarise(ctx: RunContext, servers: Servers, started: Started, drained: Drained): Promise<RunScenarioResult> {
+  const { opts, out, scenario } = ctx;
+  const { startAtMs, mainLoop } = started;
+  const wallMs = Math.max(1, drained.endMs - startAtMs);
+  const cores = os.availableParallelism();
+  const measured = buildMeasuredRun({
+    scenario: { name: scenario.name, file: scenario.file, seed: scenario.seed },
+    target: ctx.external ? ctx.external.url : 'embedded',
+    startedAtMs: startAtMs,
+    durationMs: wallMs,
+    totalDevices: ctx.totalDevices,
+    devicesByApi: devicesByApi(scenario.groups),
+    aggregate: ctx.aggregate,
+    undelivered: drained.undelivered,
+    ...(drained.drain ? { drain: drained.drain } : {}),
+    generator: {
+      workers: drained.workerHealth,
+      mainEventLoopLagP99Ms: round1(mainLoop.summary().p99Ms),
+      cpuPercent: round1(((drained.cpu.user + drained.cpu.system) / 1000 / (wallMs * cores)) * 100),
+    },
+  });
+  mainLoop.stop();
+  for (const c of servers.capabilities) await c.summarise?.(measured);
+  const thresholds = evaluateThresholds(scenario.thresholds, measured);
+  const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;
+  const summary: RunSummary = { ...measured, thresholds, exitCode };
+  out(renderReport(summary));
+  if (opts.summaryJson) writeSummaryJson(opts.summaryJson, summary);
+  return { exitCode, summary };
+}

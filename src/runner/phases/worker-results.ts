@@ -1,0 +1,86 @@
+// What the workers hand back at the end of the drain phase: their final deltas
+// are merged, undelivered messages added up, each worker's health and the drain summarised. A
+// failed worker fails the run; its health and undelivered messages come from its last deltas.
+
+import type { ShardResult } from '../../fleet/worker-protocol.js';
+import type { FleetAggregate } from '../aggregate.js';
+import type { DrainSummary, RunSummary } from '../summary-json.js';
+import { reason, round1, type Print } from './run-context.js';
+
+export interface WorkerFigures {
+  undelivered: Record<string, number>;
+  workerHealth: RunSummary['generator']['workers'];
+  /** A worker failed or was given up on: the run fails. */
+  workerFailed: boolean;
+  drain?: DrainSummary;
+}
+
+export function collectWorkerResults(
+  results: readonly PromiseSettledResult<ShardResult>[],
+  gracefulStopMs: number,
+  aggregate: FleetAggregate,
+  err: Print,
+): WorkerFigures {
+  const undelivered: Record<string, number> = {};
+  const workerHealth: RunSummary['generator']['workers'] = [];
+  let workerFailed = false;
+  results.forEach((r, workerId) => {
+    if (r.status === 'rejected') {
+      workerFailed = true;
+      err(`evesim: worker ${workerId} failed: ${reason(r.reason)}\n`);
+      // Its health from the deltas it sent (worst 1 s interval), rather than nothing.
+      const seen = aggregate.workers.get(workerId);
+      if (seen) {
+        workerHealth.push({ worker: workerId, eventLoopLagP99Ms: round1(seen.worstLoopP99Ms) });
+        for (const [k, v] of Object.entries(seen.undelivered)) undelivered[k] = (undelivered[k] ?? 0) + v;
+      }
+      return;
+    }
+    const res = r.value;
+    aggregate.merge(res.finalDelta);
+    for (const [k, v] of Object.entries(res.undelivered)) undelivered[k] = (undelivered[k] ?? 0) + v;
+    workerHealth.push({
+      worker: res.workerId,
+      eventLoopLagP99Ms: round1(res.loop.p99Ms),
+      heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
+      ...(res.memory.settledBytesPerDevice !== undefined ? { settledKiBPerDevice: round1(res.memory.settledBytesPerDevice / 1024) } : {}),
+      ...(res.memory.atSample
+        ? {
+            atMemorySample: {
+              inFlight: res.memory.atSample.inFlight,
+              queuedReliable: res.memory.atSample.backlog.info + res.memory.atSample.backlog.logs + res.memory.atSample.backlog.flowlog,
+            },
+          }
+        : {}),
+    });
+    if (res.record) {
+      err(`evesim: recorded ${res.record.exchanges} exchanges in ${res.record.dir}${res.record.dropped ? ` (${res.record.dropped} dropped)` : ''}\n`);
+    }
+  });
+  const ok = results.filter((r): r is PromiseFulfilledResult<ShardResult> => r.status === 'fulfilled').map((r) => r.value);
+  const drain = drainSummary(ok, gracefulStopMs, workerFailed);
+  if (ok.length > 0) {
+    const heap = ok.reduce((a, r) => a + r.memory.heapUsedPeak, 0);
+    const inFlight = ok.reduce((a, r) => a + r.inFlightAtEnd, 0);
+    const busy = ok.map((r) => `w${r.workerId} ${(r.loop.meanUtilisation * 100).toFixed(0)}%`).join(', ');
+    err(
+      `evesim: workers: heap peak ${(heap / 2 ** 20).toFixed(1)} MiB (garbage included; bench/steady-state.js measures live memory per device), ` +
+        `busy ${busy}, ${inFlight} requests in flight at the end (not counted)\n`,
+    );
+  }
+  return { undelivered, workerHealth, workerFailed, ...(drain ? { drain } : {}) };
+}
+
+/** The drain as the summary reports it: the slowest worker's time; absent when no worker drained. */
+function drainSummary(results: ShardResult[], gracefulStopMs: number, workerFailed: boolean): DrainSummary | undefined {
+  const drained = results.filter((r) => r.drain !== undefined);
+  if (drained.length === 0) return undefined;
+  const leftAtStop: Record<string, number> = {};
+  for (const r of drained) for (const [k, v] of Object.entries(r.drain!.leftAtStop)) leftAtStop[k] = (leftAtStop[k] ?? 0) + v;
+  return {
+    gracefulStopMs,
+    durationMs: Math.round(Math.max(...drained.map((r) => r.drain!.ms))),
+    complete: !workerFailed && drained.length === results.length && drained.every((r) => r.drain!.complete),
+    leftAtStop,
+  };
+}
