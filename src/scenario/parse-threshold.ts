@@ -18,10 +18,9 @@ import { SCENARIO_CAPABILITIES } from './capabilities.js';
 import { checkApiTaggable, splitApiTag } from './api-v1/api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
 import { splitPerDevice } from './threshold-basis.js';
+import type { ThresholdValueKind } from './threshold-kinds.js';
 
-/** What a threshold's number measures, which decides how its value is written and shown. */
-export type ThresholdValueKind = 'latency-ms' | 'count' | 'per-second' | 'fraction';
-
+export type { ThresholdValueKind } from './threshold-kinds.js';
 
 /** Every subject and the stats it has. Endpoint keys and `all` share the request stats. */
 export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string, ThresholdValueKind>>>> = {

@@ -1,6 +1,6 @@
 // The stats a threshold may name for any request subject: controller endpoints, `all`, and the
 // local profile server endpoints alike.
-import type { ThresholdValueKind } from './parse-threshold.js';
+import type { ThresholdValueKind } from './threshold-kinds.js';
 
 export const REQUEST_STATS: Readonly<Record<string, ThresholdValueKind>> = {
   p50: 'latency-ms',

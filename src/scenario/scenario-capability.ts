@@ -4,7 +4,7 @@
 // what it has. Its runner side is src/runner/run-capability.ts.
 
 import type { IssueCollector } from './issue-collector.js';
-import type { ThresholdValueKind } from './parse-threshold.js';
+import type { ThresholdValueKind } from './threshold-kinds.js';
 import type { GroupSpec, Scenario, TimelineAction } from './scenario-types.js';
 
 /** A JSON schema fragment (ajv, with the loader's own `expect` annotation). */

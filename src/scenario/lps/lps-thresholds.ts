@@ -6,7 +6,7 @@
 // Evaluation: src/runner/lps/lps-thresholds.ts.
 
 import { LPS_ENDPOINT_KEYS } from '../../device/lps/lps-endpoints.js';
-import type { ThresholdValueKind } from '../parse-threshold.js';
+import type { ThresholdValueKind } from '../threshold-kinds.js';
 import { REQUEST_STATS } from '../request-threshold-stats.js';
 
 
