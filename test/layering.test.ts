@@ -14,17 +14,6 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KNOWN_CYCLES: Array<{ files: string[]; reason: string }> = [
   {
     files: [
-      'src/runner/aggregate.ts',
-      'src/runner/api-v1/api-breakdown.ts',
-      'src/runner/attestation/attestation-outcomes.ts',
-      'src/runner/endpoint-stats.ts',
-      'src/runner/lps/lps-summary.ts',
-      'src/runner/summary-json.ts',
-    ],
-    reason: 'summary-json.ts names the section types of api-breakdown, attestation-outcomes and lps-summary, which import its types back',
-  },
-  {
-    files: [
       'src/runner/api-v1/api-v1-capability.ts',
       'src/runner/api-v1/report-by-api.ts',
       'src/runner/attestation/attestation-capability.ts',

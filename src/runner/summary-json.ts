@@ -4,29 +4,10 @@
 
 import { writeFileSync } from 'node:fs';
 import type { DeviceLifecycle } from '../device/device-options.js';
+import type { EndpointStats } from './endpoint-stats.js';
+import { emptyEndpointStats } from './endpoint-stats.js';
 
-/** Figures of the requests to one endpoint (or of all requests, in `overall`). */
-export interface EndpointStats {
-  /** Requests finished (answered or failed) during the run. */
-  count: number;
-  /** Requests that failed: HTTP status other than 2xx and 304, or no HTTP answer at all — except
-   *  the expected rejections counted in `expected`. */
-  errors: number;
-  /** Non-success answers the devices expected and handled as EVE does (e.g. config 403 before
-   *  attestation); not errors. Their latencies are in the percentiles like any other answer. */
-  expected: number;
-  /** count / run seconds. */
-  rate: number;
-  /** Latency from when the request was due (open model) to when it finished, ms; 0 when count is 0. */
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-  max_ms: number;
-  /** Requests per HTTP status, keyed by the decimal code: { "200": 10, "201": 4 }. */
-  byStatus: Record<string, number>;
-  /** Requests that got no HTTP answer, by cause ('ECONNREFUSED', 'timeout', ...). */
-  byError: Record<string, number>;
-}
+export { emptyEndpointStats, type EndpointStats };
 
 export interface ExpectedRejection {
   endpoint: string;
@@ -139,10 +120,6 @@ export type MeasuredRun = Omit<RunSummary, 'thresholds' | 'exitCode'>;
 /** Stats of an endpoint, treating an absent endpoint as one with no requests. */
 export function endpointStats(summary: Pick<RunSummary, 'endpoints'>, key: string): EndpointStats {
   return summary.endpoints[key] ?? emptyEndpointStats();
-}
-
-export function emptyEndpointStats(): EndpointStats {
-  return { count: 0, errors: 0, expected: 0, rate: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, byStatus: {}, byError: {} };
 }
 
 export function summaryToJson(summary: RunSummary): string {

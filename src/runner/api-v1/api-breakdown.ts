@@ -10,11 +10,9 @@
 
 import type { FleetDelta } from '../../fleet/fleet-delta.js';
 import { addSparse, newLatencyHistogram, type LatencyHistogram } from '../../fleet/latency-histogram.js';
-import { endpointStats } from '../endpoint-stats.js';
+import { emptyEndpointStats, endpointStats, type EndpointStats } from '../endpoint-stats.js';
 import type { ApiLabel, ApiVersion } from '../../protocol/api-version.js';
 import { API_LABELS } from '../../protocol/api-version.js';
-import type { EndpointStats } from '../summary-json.js';
-import { emptyEndpointStats } from '../summary-json.js';
 
 interface LaneTotals {
   count: number;

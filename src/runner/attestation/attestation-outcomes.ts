@@ -11,7 +11,6 @@
 
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { TpmProvisionStats } from '../../fleet/tpm-provisioning.js';
-import type { MeasuredRun } from '../summary-json.js';
 import type { ThresholdMeasure } from '../threshold-measure.js';
 
 /** What the run summary carries under `attestation` (the controller's figures at the end). */
@@ -55,8 +54,9 @@ function isCounts(v: unknown): v is Record<string, number> {
   return typeof v === 'object' && v !== null && Object.values(v).every((x) => typeof x === 'number');
 }
 
-/** A threshold on `attestation.*` or `attestation_devices.*`. */
-export function measureAttestation(subject: string, stat: string, run: Pick<MeasuredRun, 'attestation'>): ThresholdMeasure {
+/** A threshold on `attestation.*` or `attestation_devices.*`. `run` is the measured run (its
+ *  attestation part, written out: the summary names this file's type, so this file cannot name it). */
+export function measureAttestation(subject: string, stat: string, run: { attestation?: AttestationSummary }): ThresholdMeasure {
   const a = run.attestation;
   if (!a) return { notChecked: 'no attestation outcomes: they come from the embedded controller\'s admin API (a real controller has none)' };
   if (subject === 'attestation') {
