@@ -6,28 +6,9 @@
 import type { FleetDeviceInfo } from '../fleet/worker-protocol.js';
 import type { AttestationSpec, GroupSpec, TimelineAction } from '../scenario/scenario-types.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
+import type { ControllerAdminApi } from './controller-admin-api.js';
 
-/** The subset of the controller's admin client the runner uses. */
-export interface ControllerAdminApi {
-  setFleet(fleet: {
-    attestation?: AttestationSpec;
-    groups: GroupSpec[];
-    devices: { serial: string; group: string; deviceCertPem?: string }[];
-  }): Promise<unknown>;
-  patchGroup(
-    name: string,
-    patch: {
-      configItems?: Record<string, string | null>;
-      apps?: Record<string, { activate?: boolean }>;
-      controllerEpoch?: boolean;
-    },
-  ): Promise<unknown>;
-  setMaintenance(enabled: boolean): Promise<unknown>;
-  /** GET /admin/stats (its `attestation` part feeds the run's attestation outcomes). */
-  stats?(): Promise<Record<string, unknown>>;
-  /** GET /admin/devices (uuid, serial, group): the devices an LPS command of a group goes to. */
-  devices?(page: { offset?: number; limit?: number }): Promise<{ total: number; devices: Record<string, unknown>[] }>;
-}
+export type { ControllerAdminApi };
 
 /** PUT /admin/fleet: the groups and every device (serial → group, device cert when pre-registered),
  *  and the PCR templates quotes are held to. */

@@ -3,7 +3,7 @@
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
-import { formatMs } from './thresholds.js';
+import { formatMs } from './format-values.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
 
 /** Event-loop lag p99 above this means devices fired late because the generator was busy. */

@@ -5,7 +5,7 @@
 import type { Registry } from 'prom-client';
 import type { ReadyMessage } from '../fleet/worker-protocol.js';
 import type { AttestationSpec, GroupSpec } from '../scenario/scenario-types.js';
-import type { ControllerAdminApi } from './controller-admin.js';
+import type { ControllerAdminApi } from './controller-admin-api.js';
 import type { RunContext } from './phases/run-context.js';
 import type { MeasuredRun, RunSummary } from './summary-json.js';
 import type { ThresholdMeasure } from './threshold-measure.js';

@@ -13,13 +13,12 @@ import { describeBasis, perDeviceBound } from '../scenario/threshold-basis.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
 import type { ThresholdMeasure } from './threshold-measure.js';
+import { formatThresholdValue } from './format-values.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
-/** Controller endpoints and the capabilities' (lps.radio, ...). Built on first use: the registry's
- *  modules import this file's formatters, so it may not be loaded yet when this file is. */
-let endpoints: ReadonlySet<string> | undefined;
-const endpointSubjects = (): ReadonlySet<string> => (endpoints ??= new Set([...ENDPOINT_KEYS, ...RUN_CAPABILITIES.flatMap((c) => c.endpointKeys ?? [])]));
+/** Controller endpoints and the capabilities' (lps.radio, ...). */
+const ENDPOINT_SUBJECTS: ReadonlySet<string> = new Set([...ENDPOINT_KEYS, ...RUN_CAPABILITIES.flatMap((c) => c.endpointKeys ?? [])]);
 
 export function evaluateThresholds(specs: readonly ThresholdSpec[], run: MeasuredRun): ThresholdResult[] {
   return specs.map((s) => evaluateThreshold(s, run));
@@ -95,7 +94,7 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
     const m = c.measureThreshold?.(subject, stat, run);
     if (m !== undefined) return m;
   }
-  if (subject === 'all' || endpointSubjects().has(subject)) return measureRequests(subject, stat, run);
+  if (subject === 'all' || ENDPOINT_SUBJECTS.has(subject)) return measureRequests(subject, stat, run);
   switch (`${subject}.${stat}`) {
     case 'errors.count':
       return { value: requestTotals(run).errors };
@@ -176,28 +175,4 @@ function compare(actual: number, op: ThresholdSpec['op'], bound: number): boolea
       // Ratios are quotients of integers; allow for floating-point noise, nothing more.
       return Math.abs(actual - bound) <= 1e-9 * Math.max(1, Math.abs(bound));
   }
-}
-
-/** A measured or bound value as people read it: 312.4ms, 0.05%, 48.2/s, 12. */
-export function formatThresholdValue(kind: ThresholdValueKind, v: number): string {
-  switch (kind) {
-    case 'latency-ms':
-      return `${formatMs(v)}ms`;
-    case 'count':
-      return Number.isInteger(v) ? String(v) : v.toFixed(2);
-    case 'per-second':
-      return `${trimNumber(v, 2)}/s`;
-    case 'fraction':
-      return `${trimNumber(v * 100, 3)}%`;
-  }
-}
-
-export function formatMs(v: number): string {
-  if (v >= 100) return v.toFixed(0);
-  if (v >= 10) return v.toFixed(1);
-  return v.toFixed(2);
-}
-
-function trimNumber(v: number, decimals: number): string {
-  return String(Number(v.toFixed(decimals)));
 }

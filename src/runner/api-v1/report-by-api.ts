@@ -5,7 +5,7 @@
 import { ENDPOINT_KEYS } from '../../protocol/endpoints.js';
 import type { ApiSummary } from './api-breakdown.js';
 import type { EndpointStats, RunSummary } from '../summary-json.js';
-import { formatMs } from '../thresholds.js';
+import { formatMs } from '../format-values.js';
 
 export function byApiLines(s: Pick<RunSummary, 'byApi'>): string[] {
   const apis = (['v1', 'v2'] as const).filter((a) => s.byApi?.[a] !== undefined);

@@ -2,7 +2,7 @@
 // rejections and devices by radio and GNSS state.
 
 import type { LpsCommandLatency, LpsRunSummary } from './lps-summary.js';
-import { formatMs } from '../thresholds.js';
+import { formatMs } from '../format-values.js';
 
 export function lpsReportLines(lps: LpsRunSummary | undefined): string[] {
   if (lps === undefined) return [];

@@ -13,7 +13,7 @@ import { loadScenario, totalDevices, type ScenarioOverrides } from '../../scenar
 import type { TargetSpec } from '../../scenario/scenario-types.js';
 import { FleetAggregate } from '../aggregate.js';
 import { isControllerSide } from '../controller-admin.js';
-import type { RunScenarioOptions } from '../run-scenario.js';
+import type { RunScenarioOptions } from '../run-options.js';
 import { fleetWorkerFile } from '../worker-file.js';
 import { Cleanups } from './cleanups.js';
 import { InputError } from './input-error.js';

@@ -6,7 +6,7 @@ import type { TargetInfo } from '../../fleet/worker-protocol.js';
 import type { FleetIdentityStore } from '../../identity/fleet-identity-store.js';
 import type { Scenario } from '../../scenario/scenario-types.js';
 import type { FleetAggregate } from '../aggregate.js';
-import type { RunScenarioOptions } from '../run-scenario.js';
+import type { RunScenarioOptions } from '../run-options.js';
 import type { Cleanups } from './cleanups.js';
 
 export type Print = (text: string) => void;

@@ -5,12 +5,12 @@
 
 import { join } from 'node:path';
 import type { TargetInfo } from '../../fleet/worker-protocol.js';
-import type { ControllerAdminApi } from '../controller-admin.js';
+import type { ControllerAdminApi } from '../controller-admin-api.js';
 import { startMetricsServer, type MetricsServer } from '../metrics-server.js';
 import { ProgressView } from '../progress-view.js';
 import { RUN_CAPABILITIES } from '../capabilities.js';
 import type { RunningCapability } from '../run-capability.js';
-import type { EmbeddedController, EmbeddedControllerOptions, StartEmbeddedController } from '../run-scenario.js';
+import type { EmbeddedController, EmbeddedControllerOptions, StartEmbeddedController } from '../run-options.js';
 import { InputError } from './input-error.js';
 import type { RunContext } from './run-context.js';
 

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
 import { renderReport } from '../report-table.js';
-import type { RunScenarioResult } from '../run-scenario.js';
+import type { RunScenarioResult } from '../run-options.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
 import { noThresholdFailed, evaluateThresholds } from '../thresholds.js';
 import type { Drained } from './drain.js';
