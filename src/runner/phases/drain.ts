@@ -3,22 +3,13 @@
 // back (final deltas, undelivered messages, health, the drain) is collected by worker-results.ts.
 
 import { DEFAULT_GRACEFUL_STOP_MS } from '../../scenario/scenario-defaults.js';
+import type { Drained, Servers, Started, Workers } from './phase-results.js';
 import type { RunContext } from './run-context.js';
-import type { Started } from './run-timeline.js';
-import type { Servers } from './start-servers.js';
-import type { Workers } from './start-workers.js';
 import { settleBy } from './settle-by.js';
-import { collectWorkerResults, type WorkerFigures } from './worker-results.js';
+import { collectWorkerResults } from './worker-results.js';
 
 /** How long workers get after the planned end to stop their devices and report. */
 const STOP_GRACE_MS = 30_000;
-
-export interface Drained extends WorkerFigures {
-  /** End of the measured window, epoch ms: the planned end, or earlier when stopped (Ctrl-C). */
-  endMs: number;
-  /** Process CPU use since the start. */
-  cpu: NodeJS.CpuUsage;
-}
 
 export async function drain(ctx: RunContext, servers: Servers, workers: Workers, started: Started): Promise<Drained> {
   const { err, scenario, cleanups, aggregate } = ctx;

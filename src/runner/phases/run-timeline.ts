@@ -5,18 +5,9 @@
 import { LoopMonitor } from '../../fleet/loop-monitor.js';
 import type { Scenario } from '../../scenario/scenario-types.js';
 import { applyTimelineAction, isControllerSide, type ControllerAdminApi } from '../controller-admin.js';
+import type { Servers, Started, Workers } from './phase-results.js';
 import { reason, type Print, type RunContext } from './run-context.js';
-import type { Servers } from './start-servers.js';
-import { broadcast, type Workers } from './start-workers.js';
-
-export interface Started {
-  /** The common start instant, epoch ms. */
-  startAtMs: number;
-  /** Process CPU use at the start, for the generator's CPU share. */
-  cpuStart: NodeJS.CpuUsage;
-  /** The main thread's event-loop lag over the run. */
-  mainLoop: LoopMonitor;
-}
+import { broadcast } from './start-workers.js';
 
 export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers): Started {
   const { err, scenario, cleanups } = ctx;

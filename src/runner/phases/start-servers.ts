@@ -12,17 +12,8 @@ import { RUN_CAPABILITIES } from '../capabilities.js';
 import type { RunningCapability } from '../run-capability.js';
 import type { EmbeddedController, EmbeddedControllerOptions, StartEmbeddedController } from '../run-options.js';
 import { InputError } from './input-error.js';
+import type { Servers } from './phase-results.js';
 import type { RunContext } from './run-context.js';
-
-export interface Servers {
-  target: TargetInfo;
-  /** The embedded controller's admin API; absent with a real controller. */
-  admin?: ControllerAdminApi;
-  /** The capabilities this run uses, in registry order. */
-  capabilities: RunningCapability[];
-  metrics?: MetricsServer;
-  progress?: ProgressView;
-}
 
 export async function startServers(ctx: RunContext): Promise<Servers> {
   const { opts, err, scenario, cleanups } = ctx;

@@ -14,15 +14,8 @@ import { RUN_CAPABILITIES } from '../capabilities.js';
 import { pushFleet } from '../controller-admin.js';
 import type { ControllerFleet } from '../run-capability.js';
 import { InputError } from './input-error.js';
+import type { Servers, Workers } from './phase-results.js';
 import { reason, type RunContext } from './run-context.js';
-import type { Servers } from './start-servers.js';
-
-export interface Workers {
-  /** One per worker, settling when the worker has stopped its devices and reported. */
-  tasks: Promise<ShardResult>[];
-  /** The main thread's end of each worker's message channel. */
-  ports: MessagePort[];
-}
 
 export async function startWorkers(ctx: RunContext, servers: Servers): Promise<Workers> {
   const { opts, err, scenario, totalDevices: total } = ctx;

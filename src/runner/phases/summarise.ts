@@ -10,10 +10,8 @@ import { renderReport } from '../report-table.js';
 import type { RunScenarioResult } from '../run-options.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
 import { noThresholdFailed, evaluateThresholds } from '../thresholds.js';
-import type { Drained } from './drain.js';
+import type { Drained, Servers, Started } from './phase-results.js';
 import { round1, type RunContext } from './run-context.js';
-import type { Started } from './run-timeline.js';
-import type { Servers } from './start-servers.js';
 
 export async function summarise(ctx: RunContext, servers: Servers, started: Started, drained: Drained): Promise<RunScenarioResult> {
   const { opts, out, scenario } = ctx;
