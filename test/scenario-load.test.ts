@@ -8,12 +8,12 @@ import { loadScenario, parseScenario, totalDevices } from '../src/scenario/load-
 import { APP_DEFAULTS, GROUP_DEFAULTS } from '../src/scenario/scenario-defaults.js';
 
 describe('shipped scenarios', () => {
-  it('smoke.yaml: ~50 devices, 1 minute, embedded, uniform arrival over 10 s, fast timers', () => {
+  it('smoke.yaml: ~50 devices, 90 s, embedded, uniform arrival over 10 s, fast timers', () => {
     const s = loadScenario('scenarios/smoke.yaml');
     expect(s.name).toBe('smoke');
     expect(s.warnings).toBeUndefined();
     expect(totalDevices(s)).toBe(50);
-    expect(s.durationMs).toBe(60_000);
+    expect(s.durationMs).toBe(90_000);
     expect(s.target).toEqual({ kind: 'embedded' });
     expect(s.arrival).toEqual({ model: 'uniform', ratePerSec: 5 });
     for (const g of s.groups) {
