@@ -7,11 +7,11 @@
 // controller-ecdh.pem, ecdh.key.pem, server.cert.pem, server.key.pem, and pki.json (written last).
 
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { addYears, issueCertificate, randomSerial, wholeSeconds, type IssuedCertificate, type NameAttributes } from './certificate.js';
 import { generateP256, generateRsa, privateKeyPem, type KeyPair } from './keys.js';
-import { PRIVATE_FILE_MODE, PUBLIC_FILE_MODE, createDirOnce, writeNewFile } from './state-files.js';
+import { PRIVATE_FILE_MODE, PUBLIC_FILE_MODE, createDirOnce, ensurePrivateDir, writeNewFile } from './state-files.js';
 
 const DAY_MS = 86_400_000;
 
@@ -50,12 +50,36 @@ const FILES = {
 
 const ORG = { C: 'US', O: 'evesim embedded controller' } satisfies NameAttributes;
 
-/** Loads the PKI from `dir`, creating it first if `dir` holds none. */
+/**
+ * Loads the PKI from `dir`, creating it first if `dir` holds none. `dir` may already exist with other
+ * files in it (the standalone controller keeps its onboarding kit there): the PKI files are then made
+ * beside it and moved in, pki.json last, so a PKI is either whole or absent.
+ */
 export function loadOrCreateControllerPki(dir: string, opts: ControllerPkiOptions = {}): ControllerPki {
-  if (!existsSync(join(dir, 'pki.json'))) {
-    createDirOnce(dir, (tmp) => writePki(tmp, createControllerPki(opts)));
+  const marker = join(dir, 'pki.json');
+  if (!existsSync(marker)) {
+    const fill = (tmp: string) => writePki(tmp, createControllerPki(opts));
+    if (!existsSync(dir)) createDirOnce(dir, fill);
+    else moveInOnce(dir, marker, fill);
   }
   return loadControllerPki(dir);
+}
+
+/** Fills a temporary directory beside `dir` and moves its files into `dir`, `marker` last, unless another process got there first. */
+function moveInOnce(dir: string, marker: string, fill: (tmpDir: string) => void): void {
+  const tmp = `${dir}.pki-${process.pid}-${Date.now()}`;
+  ensurePrivateDir(tmp);
+  try {
+    fill(tmp);
+    const markerName = basename(marker);
+    const names = readdirSync(tmp).filter((n) => n !== markerName);
+    for (const name of [...names, markerName]) {
+      if (existsSync(marker)) return; // made by another process meanwhile: use that one
+      renameSync(join(tmp, name), join(dir, name));
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 /** Creates a fresh PKI in memory. */
