@@ -39,6 +39,11 @@ export async function runRun(a: RunArgs): Promise<number> {
   }
   let controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
   if (a.controller !== undefined) {
+    const urlProblem = controllerUrlProblem(a.controller);
+    if (urlProblem) {
+      console.error(`evesim: --controller: ${urlProblem}`);
+      return 2;
+    }
     const missing = (['rootCa', 'onboardCert', 'onboardKey'] as const).filter((k) => !a[k]);
     if (missing.length > 0) {
       const flags = missing.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
@@ -71,4 +76,17 @@ export async function runRun(a: RunArgs): Promise<number> {
     startLps: startLpsInThread,
   });
   return exitCode;
+}
+
+/** Why `text` cannot be a controller URL, or undefined when it can (checked before anything starts). */
+export function controllerUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `"${text}" is not a URL; expected e.g. https://127.0.0.1:8443`;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an http:// or https:// URL (got "${text}")`;
+  if (url.hostname === '') return `"${text}" names no host`;
+  return undefined;
 }

@@ -1,0 +1,32 @@
+// `evesim run` checks its URL flag before anything starts: a bad --controller is exit 2 with a
+// one-line reason, not identities made and workers failing (exit 1).
+
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { controllerUrlProblem, runRun } from '../src/cli/run-command.js';
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('evesim run --controller', () => {
+  it('names what is wrong with a controller URL', () => {
+    expect(controllerUrlProblem('not-a-url')).toBe('"not-a-url" is not a URL; expected e.g. https://127.0.0.1:8443');
+    expect(controllerUrlProblem('ftp://controller.example')).toBe('must be an http:// or https:// URL (got "ftp://controller.example")');
+    expect(controllerUrlProblem('https://127.0.0.1:8443')).toBeUndefined();
+    expect(controllerUrlProblem('https://controller.example')).toBeUndefined();
+  });
+
+  it('exits 2 with that reason before loading the scenario or making identities', async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((m: unknown) => void errors.push(String(m)));
+    const code = await runRun({
+      scenario: 'no-such-scenario.yaml', // never opened: the flag is checked first
+      controller: 'not-a-url',
+      rootCa: 'root.pem',
+      onboardCert: 'onboard.cert.pem',
+      onboardKey: 'onboard.key.pem',
+      insecureSkipVerify: false,
+      quiet: true,
+    });
+    expect(code).toBe(2);
+    expect(errors).toEqual(['evesim: --controller: "not-a-url" is not a URL; expected e.g. https://127.0.0.1:8443']);
+  });
+});
