@@ -154,4 +154,13 @@ describe('metrics server', () => {
     server = await startMetricsServer(agg, 0);
     await expect(startMetricsServer(agg, server.port)).rejects.toThrow(/--metrics-port \d+: cannot listen.*EADDRINUSE/);
   });
+
+  it('listens on the address it is given (--metrics-host 0.0.0.0 in a pod), reachable from loopback too', async () => {
+    const agg = new FleetAggregate();
+    server = await startMetricsServer(agg, 0, '0.0.0.0');
+    expect(server.url).toBe(`http://0.0.0.0:${server.port}/metrics`);
+    const res = await request(`http://127.0.0.1:${server.port}/metrics`);
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.text()).toContain('evesim_requests_total');
+  });
 });

@@ -19,6 +19,7 @@ export interface RunArgs {
   seed?: number;
   workers?: number;
   metricsPort?: number;
+  metricsHost?: string;
   summaryJson?: string;
   record?: string;
   stateDir?: string;
@@ -67,6 +68,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     seed: a.seed,
     workers: a.workers,
     metricsPort: a.metricsPort,
+    ...(a.metricsHost !== undefined ? { metricsHost: a.metricsHost } : {}),
     summaryJson: a.summaryJson,
     recordDir: a.record,
     stateDir: a.stateDir,

@@ -1,4 +1,4 @@
-// Prometheus /metrics on 127.0.0.1:<port>, fed by the merged worker deltas (FleetAggregate).
+// Prometheus /metrics on <host>:<port> (127.0.0.1 unless --metrics-host), fed by the merged worker deltas (FleetAggregate).
 //
 // The request-duration histogram is filled from the HDR deltas, not by observing each request:
 // every non-empty HDR bucket of a delta adds its count to the first Prometheus bucket whose bound
@@ -187,7 +187,7 @@ export function buildMetricsRegistry(agg: FleetAggregate): Registry {
   return registry;
 }
 
-/** Serves the registry on 127.0.0.1:port/metrics (loopback only: the figures are not public). */
+/** Serves the registry on host:port/metrics; loopback unless asked (--metrics-host 0.0.0.0 in a pod). */
 export async function startMetricsServer(agg: FleetAggregate, port: number, host = '127.0.0.1'): Promise<MetricsServer> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`--metrics-port: ${port} is not a TCP port (0..65535)`);

@@ -18,8 +18,10 @@ export interface RunScenarioOptions {
   seed?: number;
   /** Worker threads; default one per core (never more than devices). */
   workers?: number;
-  /** Serve Prometheus metrics on 127.0.0.1:PORT/metrics during the run. */
+  /** Serve Prometheus metrics on HOST:PORT/metrics during the run. */
   metricsPort?: number;
+  /** --metrics-host: the address the metrics server listens on; default 127.0.0.1 (0.0.0.0 in a pod). */
+  metricsHost?: string;
   summaryJson?: string;
   /** --record: every exchange goes to DIR/worker-<n>/. */
   recordDir?: string;

@@ -38,7 +38,7 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
   let metrics: MetricsServer | undefined;
   if (opts.metricsPort !== undefined) {
     try {
-      metrics = await startMetricsServer(ctx.aggregate, opts.metricsPort);
+      metrics = await startMetricsServer(ctx.aggregate, opts.metricsPort, opts.metricsHost);
     } catch (e) {
       throw new InputError((e as Error).message);
     }
