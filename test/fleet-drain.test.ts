@@ -139,6 +139,9 @@ const controllerFile = join(dist, 'src/servers/controller/controller-thread.js')
 const dir = mkdtempSync(join(tmpdir(), 'evesim-drain-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+// A fixed 8 s window (runScenario cannot yet end the run phase on a condition): each device only
+// has to start, ask for its config once and write a few log lines in it, which leaves a loaded
+// machine seconds to spare. The graceful stop ends as soon as the queues are delivered.
 const SCENARIO = `
 name: drain-e2e
 seed: 23
