@@ -111,15 +111,19 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
     return { dev, states };
   }
 
-  async function until(cond: () => boolean, ms: number): Promise<void> {
+  /** Waits until `cond` holds, at most `ms`; says whether it held. */
+  async function until(cond: () => boolean, ms: number): Promise<boolean> {
     const end = Date.now() + ms;
     while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+    return cond();
   }
+  /** Generous, but below the test's 60 s limit so that a miss fails with its own message. */
+  const BOUND_MS = 45_000;
 
   it('onboards: registers with the onboarding certificate and learns its UUID from the first configuration', async () => {
     const { dev, states } = device(0);
     dev.start();
-    await until(() => dev.lifecycle === 'onboarded' && (dev.stats().endpoints.config?.ok ?? 0) >= 2, 10_000);
+    expect(await until(() => dev.lifecycle === 'onboarded' && (dev.stats().endpoints.config?.ok ?? 0) >= 2, BOUND_MS), 'onboarded with two config answers within 45 s').toBe(true);
     const hash = dev.configHash; // forgotten at stop, as at a reboot
     dev.stop();
     expect(states).toContain('onboarded');
@@ -139,7 +143,7 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
     const watch = new ConfigWatch(transport);
     const { dev } = device(4, watch);
     dev.start();
-    await until(() => watch.polls.length >= 2, 10_000);
+    expect(await until(() => watch.polls.length >= 2, BOUND_MS), 'two config polls within 45 s').toBe(true);
     const hash = dev.configHash;
     dev.stop();
     const expected = (await admin.deviceConfig(ids[4]!.serial)).configHash;
@@ -155,7 +159,7 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
     // Claims to be pre-registered, but the controller has no certificate for it.
     const { dev, states } = device(1, transport, { preRegistered: true });
     dev.start();
-    await until(() => (dev.stats().endpoints.config?.clientError ?? 0) >= 1, 10_000);
+    expect(await until(() => (dev.stats().endpoints.config?.clientError ?? 0) >= 1, BOUND_MS), 'a refused config poll within 45 s').toBe(true);
     dev.stop();
     expect(states).not.toContain('onboarded');
     expect(dev.stats().endpoints.config?.clientError).toBeGreaterThanOrEqual(1);
@@ -166,7 +170,7 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
   it('the onboarding certificate on device endpoints gets 403 and the device never onboards', async () => {
     const { dev, states } = device(2, new WrongCertificate(transport));
     dev.start();
-    await until(() => (dev.stats().endpoints.config?.clientError ?? 0) >= 1, 10_000);
+    expect(await until(() => (dev.stats().endpoints.config?.clientError ?? 0) >= 1, BOUND_MS), 'a refused config poll within 45 s').toBe(true);
     dev.stop();
     expect(states).not.toContain('onboarded');
     expect(dev.stats().endpoints.register).toMatchObject({ ok: 1 });
@@ -178,7 +182,7 @@ describe('API v1 virtual device (mutual TLS) against the embedded controller', (
   it('the deprecated GET /config onboards too, with the configuration hash computed on the device', async () => {
     const { dev } = device(3, transport, { v1ConfigMethod: 'GET' });
     dev.start();
-    await until(() => dev.lifecycle === 'onboarded' && dev.configHash !== '', 10_000);
+    expect(await until(() => dev.lifecycle === 'onboarded' && dev.configHash !== '', BOUND_MS), 'onboarded with a configuration within 45 s').toBe(true);
     const first = dev.configHash;
     dev.stop();
     expect(dev.uuid).toBe((await admin.device(ids[3]!.serial)).uuid);

@@ -94,7 +94,8 @@ describe('ShardRunner graceful stop', () => {
     expect(result.drain).toBeDefined();
     expect(result.drain!.complete).toBe(false);
     expect(result.drain!.ms).toBeGreaterThanOrEqual(590);
-    expect(result.drain!.ms).toBeLessThan(1500);
+    // Ended at its limit, not at the 15 s default (with room for a loaded machine).
+    expect(result.drain!.ms).toBeLessThan(10_000);
     expect(result.drain!.leftAtStop).toEqual({ info: 3, logs: 0, flowlog: 0 });
     expect(result.undelivered).toEqual({ info: 3, logs: 0, flowlog: 0 });
     // Requests made during the drain were recorded: 3 + 3 delivered, and device 1's refusals as errors.
@@ -104,23 +105,29 @@ describe('ShardRunner graceful stop', () => {
 
   it('ends as soon as every queue is empty', async () => {
     const healthy: Transport = { request: async () => ({ status: 200, headers: {}, body: new Uint8Array(0) }) };
-    const runner = new ShardRunner(task(10_000, 3), { createDevice: (o) => new QueueDevice(o), createTransport: () => healthy, post: () => {} });
+    // A limit far above the ~60 ms the queues take, and above the bounds below: a drain that ran
+    // to its limit fails them instead of passing on a fast machine.
+    const runner = new ShardRunner(task(45_000, 3), { createDevice: (o) => new QueueDevice(o), createTransport: () => healthy, post: () => {} });
     await runner.prepare();
     const t0 = Date.now();
     const result = await runner.run(t0);
     expect(result.drain!.complete).toBe(true);
-    expect(result.drain!.ms).toBeLessThan(1000);
+    expect(result.drain!.ms).toBeLessThan(20_000);
     expect(result.drain!.leftAtStop).toEqual({ info: 0, logs: 0, flowlog: 0 });
     expect(result.undelivered).toEqual({ info: 0, logs: 0, flowlog: 0 });
-    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(Date.now() - t0).toBeLessThan(30_000);
   });
 
   it('gracefulStop 0 stops at once and counts the queues as undelivered', async () => {
     const runner = new ShardRunner(task(0, 3), { createDevice: (o) => new QueueDevice(o), createTransport: () => transport, post: () => {} });
     await runner.prepare();
     const result = await runner.run(Date.now());
-    expect(result.drain!.ms).toBeLessThan(50);
+    // No wait (a loaded machine may still take a while over the drain's own steps) ...
+    expect(result.drain!.ms).toBeLessThan(1000);
     expect(result.undelivered.info).toBeGreaterThan(0);
+    // ... and none for the queues: devices 0 and 2, which the transport accepts, need 40 ms and
+    // scheduler wake-ups to deliver theirs, and kept them too (device 1 is refused: 3).
+    expect(result.undelivered.info).toBeGreaterThan(3);
   });
 });
 
@@ -132,6 +139,9 @@ const controllerFile = join(dist, 'src/servers/controller/controller-thread.js')
 const dir = mkdtempSync(join(tmpdir(), 'evesim-drain-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+// A fixed 8 s window (runScenario cannot yet end the run phase on a condition): each device only
+// has to start, ask for its config once and write a few log lines in it, which leaves a loaded
+// machine seconds to spare. The graceful stop ends as soon as the queues are delivered.
 const SCENARIO = `
 name: drain-e2e
 seed: 23

@@ -101,7 +101,9 @@ describe('ShardRunner arrivals', () => {
       file: 'late.yaml',
       name: 'late',
       seed: 5,
-      durationMs: 600,
+      // An upper bound only: the run phase ends once all 48 have started, so a loaded machine that
+      // takes longer to get through the storm gets more time instead of fewer starts.
+      durationMs: 120_000,
       gracefulStopMs: 0,
       target: { kind: 'embedded' },
       groups: [group('a', 48)],
@@ -118,11 +120,62 @@ describe('ShardRunner arrivals', () => {
     const runner = new ShardRunner(task, { createDevice: (o) => new StartRecordingDevice(o), createTransport: () => idleTransport, post: () => {} });
     await runner.prepare();
     const startAt = Date.now() + 30;
-    await runner.run(startAt);
+    const watch = setInterval(() => {
+      if (StartRecordingDevice.starts.length === 48) runner.endRunPhase();
+    }, 20);
+    try {
+      await runner.run(startAt);
+    } finally {
+      clearInterval(watch);
+    }
     const starts = StartRecordingDevice.starts;
-    expect(starts).toHaveLength(48);
+    expect(starts, 'the run phase reached its 120 s bound before all 48 devices started').toHaveLength(48);
     for (const s of starts) expect(s.dueAt).toBe(startAt);
     // The last ones really were started late (16 per wake-up, 2 ms each): the due time says when they should have been.
     expect(starts.at(-1)!.at - startAt).toBeGreaterThanOrEqual(48 * 2 - 1);
+  }, 180_000);
+
+  it('never starts a device due after the end, also when a stall lets a late wake-up get to it before the end does', async () => {
+    StartRecordingDevice.starts = [];
+    /** Device 1's start blocks the process for 300 ms, past the end (300 ms) and device 3's arrival (375 ms). */
+    class StallingDevice extends StartRecordingDevice {
+      constructor(o: DeviceOptions) {
+        super(o);
+        if (o.index === 1) {
+          this.start = (dueAt?: Millis) => {
+            super.start(dueAt);
+            const until = performance.now() + 300;
+            while (performance.now() < until);
+          };
+        }
+      }
+    }
+    const scenario: Scenario = {
+      file: 'stall.yaml',
+      name: 'stall',
+      seed: 5,
+      durationMs: 300,
+      gracefulStopMs: 0,
+      target: { kind: 'embedded' },
+      groups: [group('a', 6)],
+      arrival: { model: 'uniform', ratePerSec: 8 }, // 0, 125, 250 ms, then 375 … (after the end)
+      timeline: [],
+      thresholds: [],
+    };
+    const task: ShardTask = {
+      workerId: 0,
+      scenario,
+      shard: { firstIndex: 0, count: 6, stride: 1 },
+      target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+    };
+    const runner = new ShardRunner(task, { createDevice: (o) => new StallingDevice(o), createTransport: () => idleTransport, post: () => {} });
+    await runner.prepare();
+    const startAt = Date.now() + 30;
+    const result = await runner.run(startAt);
+    const starts = StartRecordingDevice.starts;
+    // Device 2 (due 250 ms) was started late, after the stall; device 3 (due 375 ms) never.
+    expect(starts.map((x) => x.index)).toEqual([0, 1, 2]);
+    expect(starts[2]!.at - startAt).toBeGreaterThanOrEqual(375);
+    expect(result.finalDelta.started).toBe(3);
   });
 });

@@ -236,8 +236,11 @@ class CountingTransport implements Transport {
       this.inFlight--;
     }
   }
+  /** Waits for every request in flight to be answered (30 s at most: real HTTP on a loaded machine). */
   async idle(): Promise<void> {
-    for (let i = 0; i < 500 && this.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    const end = Date.now() + 30_000;
+    while (this.inFlight > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+    if (this.inFlight > 0) throw new Error(`${this.inFlight} LPS request(s) still unanswered after 30 s`);
     await new Promise((r) => setImmediate(r));
   }
 }
@@ -320,7 +323,8 @@ describe('embedded LPS: thread and foreground', () => {
     const until = new Promise<void>((r) => (stop = r));
     let out = '';
     const done = runLpsForeground({ port: 0, token: 'fg', out: { write: (s: string) => (out += s) }, until });
-    for (let i = 0; i < 200 && !out.includes('token'); i++) await new Promise((r) => setTimeout(r, 10));
+    const end = Date.now() + 30_000;
+    while (!out.includes('token') && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
     expect(out).toMatch(/device API {3}http:\/\/127\.0\.0\.1:\d+/);
     expect(out).toMatch(/token {8}fg/);
     stop();

@@ -102,8 +102,11 @@ describe('record writer and reader', () => {
   it('flushes in the background before close', async () => {
     const w = await RecordWriter.open(dir, { flushIntervalMs: 20 });
     w.onOutcome(outcome(1));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(w.stats().exchanges).toBe(1);
+    // Wait for the background flush (due after 20 ms) with a generous bound, not a fixed 100 ms.
+    const indexLines = async () => (await readFile(path.join(dir, 'index.ndjson'), 'utf8').catch(() => '')).split('\n').length;
+    const end = Date.now() + 30_000;
+    while ((w.stats().exchanges < 1 || (await indexLines()) < 2) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(w.stats().exchanges, 'no background flush within 30 s').toBe(1);
     expect((await readFile(path.join(dir, 'index.ndjson'), 'utf8')).split('\n')).toHaveLength(2);
     await w.close();
   });

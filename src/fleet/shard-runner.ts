@@ -403,20 +403,23 @@ export class ShardRunner {
     const indices = new Float64Array(n);
     for (let local = 0; local < n; local++) indices[local] = this.indexOf(local);
     const offsets = arrivalOffsetsMs(this.task.scenario.arrival, this.task.scenario.seed, indices);
+    // Devices due at or after the end never start, also when a late wake-up (a busy or stalled
+    // process) gets to them before the end's own timer has fired.
+    const due = (local: number): boolean => offsets[local]! < this.task.scenario.durationMs;
     let next = 0;
     const arrive = (dueAt: Millis): void => {
       let batch = 0;
       if (this.draining) return; // the run is over: devices not yet arrived never start
-      while (next < n && startAtMs + offsets[next]! <= dueAt && batch < ARRIVAL_BATCH) {
+      while (next < n && due(next) && startAtMs + offsets[next]! <= dueAt && batch < ARRIVAL_BATCH) {
         // Due at its own arrival time: a device started by a later (or late) wake-up counts that as latency.
         this.startDevice(next, transport, startAtMs + offsets[next]!);
         next++;
         batch++;
       }
       // The rest are picked up by the next wake-up, due at the next arrival time (already past in a storm).
-      if (next < n && !this.stopped) this.scheduler.at(startAtMs + offsets[next]!, arrive);
+      if (next < n && due(next) && !this.stopped) this.scheduler.at(startAtMs + offsets[next]!, arrive);
     };
-    if (n > 0) this.scheduler.at(startAtMs + offsets[0]!, arrive);
+    if (n > 0 && due(0)) this.scheduler.at(startAtMs + offsets[0]!, arrive);
   }
 
   private startDevice(local: number, transport: Transport, dueAt: Millis): void {
