@@ -84,8 +84,13 @@ const V1_GET = new Set([8, 9]);
 
 const V1_ENDPOINTS = ['ping', 'register', 'certs', 'config', 'attest', 'info', 'metrics', 'logs', 'applogs', 'newlogs', 'appnewlogs', 'flowlog'];
 
-function everyDeviceHasOnboarded(log: readonly Seen[]): boolean {
-  return new Set(log.filter((s) => s.endpoint === 'register' && s.status === 201).map((s) => s.device)).size === 10;
+/** Every device has registered and reached the onboarded state (UUID known, attestation done). */
+function everyDeviceHasOnboarded(log: readonly Seen[], devices: readonly VirtualDevice[]): boolean {
+  return (
+    new Set(log.filter((s) => s.endpoint === 'register' && s.status === 201).map((s) => s.device)).size === 10 &&
+    devices.length === 10 &&
+    devices.every((d) => d.lifecycle === 'onboarded')
+  );
 }
 
 const sentTo = (d: VirtualDevice, endpoints: EndpointKey[]): number => endpoints.reduce((n, e) => n + (d.stats().endpoints[e]?.sent ?? 0), 0);
@@ -167,8 +172,12 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     await pushFleet(admin, GROUPS, prep.devices);
     // The run phase ends once every device is onboarded and every v1 device runs its app and has
     // logs and flow logs to send (or sent them); the graceful stop then delivers what is queued.
+    let conditionMet = false;
     const watch = setInterval(() => {
-      if (everyV1DeviceIsBusy(devices) && everyDeviceHasOnboarded(log)) runner.endRunPhase();
+      if (everyV1DeviceIsBusy(devices) && everyDeviceHasOnboarded(log, devices)) {
+        conditionMet = true;
+        runner.endRunPhase();
+      }
     }, 200);
     startedAtMs = Date.now() + 100;
     try {
@@ -177,7 +186,7 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     } finally {
       clearInterval(watch);
     }
-    expect(everyV1DeviceIsBusy(devices), 'the run phase reached its 240 s bound before every v1 device ran its app').toBe(true);
+    expect(conditionMet, 'the run phase reached its 240 s bound before every device onboarded and every v1 device ran its app').toBe(true);
   }, 300_000);
 
   afterAll(async () => {
