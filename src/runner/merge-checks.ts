@@ -4,7 +4,7 @@
 // file and the field. Pure: parsed JSON in, checked summaries out.
 
 import type { RunSummary } from './summary-json.js';
-import { MERGEABLE_VERSION, type MergeableSection } from './mergeable-summary.js';
+import { MERGEABLE_VERSION, sumEncodedHistograms, type EncodedHistograms, type MergeableSection } from './mergeable-summary.js';
 
 /** A summary that passed the checks, with the file it came from. */
 export interface ShardSummary {
@@ -42,7 +42,22 @@ export function checkSummaryFile(file: string, data: unknown): ShardSummary {
       throw new MergeRefused(`${file}: mergeable.identity.shard ${JSON.stringify(shard)} is not a shard i/n with 1 ≤ i ≤ n`);
     }
   }
+  checkHistograms(file, m.histograms!, '');
+  for (const [api, h] of Object.entries(m.histograms!.byApi ?? {})) checkHistograms(file, h, `.byApi.${api}`);
   return { file, summary: s as ShardSummary['summary'] };
+}
+
+/** Every histogram decodes (a damaged one would otherwise surface as a library error mid-merge). */
+function checkHistograms(file: string, h: Partial<EncodedHistograms>, where: string): void {
+  const each: [string, unknown][] = [[`${where}.overall`, h.overall], ...Object.entries(h.endpoints ?? {}).map(([k, v]): [string, unknown] => [`${where}.endpoints["${k}"]`, v])];
+  for (const [path, encoded] of each) {
+    try {
+      if (typeof encoded !== 'string') throw new Error('not a string');
+      sumEncodedHistograms([encoded]);
+    } catch (e) {
+      throw new MergeRefused(`${file}: mergeable.histograms${path} is not an HDR histogram in compressed base64 (${e instanceof Error ? e.message : String(e)})`);
+    }
+  }
 }
 
 /** Checks the summaries belong to one fleet and, when the shard count is known, that all are there. */

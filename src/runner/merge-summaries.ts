@@ -120,32 +120,17 @@ function mergeEndpointSet(
       }
       return e;
     });
-    endpoints[k] = mergeStats(parts, encoded, seconds, shards, `${where}.endpoints["${k}"]`);
+    endpoints[k] = mergeStats(parts, encoded, seconds);
   }
-  const overall = mergeStats(sets.map((s) => s.overall), hists.map((h) => h?.overall), seconds, shards, `${where}.overall`);
+  const overall = mergeStats(sets.map((s) => s.overall), hists.map((h) => h?.overall), seconds);
   return { endpoints, overall };
 }
 
-function mergeStats(
-  parts: readonly (EndpointStats | undefined)[],
-  encoded: readonly (string | undefined)[],
-  seconds: number,
-  shards: readonly ShardSummary[],
-  where: string,
-): EndpointStats {
+function mergeStats(parts: readonly (EndpointStats | undefined)[], encoded: readonly (string | undefined)[], seconds: number): EndpointStats {
   const present = parts.filter((p) => p !== undefined);
-  const hist = sumEncodedHistograms(
-    encoded.filter((e, i) => {
-      if (e !== undefined && typeof e !== 'string') throw new MergeRefused(`${shards[i]!.file}: mergeable.histograms${where} is not a string`);
-      return e !== undefined;
-    }),
-  );
-  try {
-    const n = { count: sum(present.map((p) => p.count)), errors: sum(present.map((p) => p.errors)), expected: sum(present.map((p) => p.expected ?? 0)) };
-    return endpointStats(hist, n, seconds, sumRecords(present.map((p) => p.byStatus)), sumRecords(present.map((p) => p.byError)));
-  } catch (e) {
-    throw new MergeRefused(`mergeable.histograms${where}: ${e instanceof Error ? e.message : String(e)}`);
-  }
+  const hist = sumEncodedHistograms(encoded.filter((e) => e !== undefined));
+  const n = { count: sum(present.map((p) => p.count)), errors: sum(present.map((p) => p.errors)), expected: sum(present.map((p) => p.expected ?? 0)) };
+  return endpointStats(hist, n, seconds, sumRecords(present.map((p) => p.byStatus)), sumRecords(present.map((p) => p.byError)));
 }
 
 function mergeHistograms(all: readonly MergeableSection['histograms'][]): MergeableSection['histograms'] {
