@@ -396,6 +396,7 @@ describe('merge of shard summaries', () => {
     it('a file that is not a summary, or has no mergeable section, or another version', () => {
       expect(refusal([{ file: 'x.json', data: [1, 2] }])).toBe('x.json: not an evesim run summary (not a JSON object)');
       expect(refusal([{ file: 'x.json', data: { scenario: 's' } }])).toBe('x.json: not an evesim run summary (no "endpoints" field)');
+      expect(refusal([{ file: 'x.json', data: { scenario: 's', endpoints: {}, overall: {}, devices: {} } }])).toBe('x.json: not an evesim run summary (no "undelivered" field)');
       const f = files();
       delete (f[1]!.data as RunSummary).mergeable;
       expect(refusal(f)).toMatch(/^shard-2\.json: no "mergeable" section/);

@@ -19,7 +19,7 @@ export class MergeRefused extends Error {}
 export function checkSummaryFile(file: string, data: unknown): ShardSummary {
   const s = data as Partial<RunSummary> | null;
   if (typeof s !== 'object' || s === null || Array.isArray(s)) throw new MergeRefused(`${file}: not an evesim run summary (not a JSON object)`);
-  for (const field of ['scenario', 'endpoints', 'overall', 'devices'] as const) {
+  for (const field of ['scenario', 'endpoints', 'overall', 'devices', 'undelivered', 'findings'] as const) {
     if (s[field] === undefined) throw new MergeRefused(`${file}: not an evesim run summary (no "${field}" field)`);
   }
   const m = s.mergeable as Partial<MergeableSection> | undefined;
