@@ -8,6 +8,7 @@ import { runRun } from './run-command.js';
 import { runControllerCommand } from './controller-command.js';
 import { runDecode } from './decode-command.js';
 import { runLpsCommand } from './lps-command.js';
+import { runMerge } from './merge-command.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('evesim')
@@ -95,7 +96,19 @@ await yargs(hideBin(process.argv))
       process.exitCode = await runDecode(argv);
     },
   )
-  .demandCommand(1, 'name a command: run, validate, controller, lps or decode')
+  .command(
+    'merge <summaries..>',
+    'merge the summary JSON files of the shards of one fleet and judge the thresholds on the whole fleet',
+    (y) =>
+      y
+        .positional('summaries', { type: 'string', array: true, demandOption: true, describe: 'summary JSON files (--summary-json of each shard)' })
+        .option('summary-json', { type: 'string', describe: 'write the merged summary as JSON to FILE' })
+        .option('junit', { type: 'string', describe: 'write the thresholds as JUnit XML to FILE' }),
+    (argv) => {
+      process.exitCode = runMerge({ summaries: argv.summaries, summaryJson: argv.summaryJson, junit: argv.junit }).exitCode;
+    },
+  )
+  .demandCommand(1, 'name a command: run, validate, controller, lps, decode or merge')
   .strict()
   .fail((msg, err, y) => {
     if (err) throw err;

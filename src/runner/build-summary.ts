@@ -6,9 +6,13 @@ import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
 import type { DrainSummary, EndpointStats, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
 import { endpointStats } from './endpoint-stats.js';
+import { encodeHistograms, MERGEABLE_VERSION, type BasisGroup, type MergeableSection, type ShardOfFleet } from './mergeable-summary.js';
+import type { ThresholdSpec } from '../scenario/scenario-types.js';
 
 export interface SummaryInputs {
-  scenario: { name: string; file: string; seed: number };
+  scenario: { name: string; file: string; seed: number; thresholds?: readonly ThresholdSpec[]; groups?: readonly BasisGroup[] };
+  /** `--shard i/n`: the part of the fleet this process ran (absent: all of it). */
+  shard?: ShardOfFleet;
   target: string;
   startedAtMs: number;
   durationMs: number;
@@ -84,6 +88,37 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     ...(i.drain ? { drain: i.drain } : {}),
     byApi: agg.byApi.summarize(seconds, i.devicesByApi ?? { v2: i.totalDevices }),
     generator: i.generator,
+    mergeable: mergeableSection(i, seconds),
+  };
+}
+
+/** The `mergeable` section (mergeable-summary.ts); capabilities add their parts (LPS commands). */
+function mergeableSection(i: SummaryInputs, rateSeconds: number): MergeableSection {
+  const agg = i.aggregate;
+  const byApi: NonNullable<MergeableSection['histograms']['byApi']> = {};
+  for (const [api, t] of agg.byApi.apis) byApi[api] = encodeHistograms([...t.endpoints].map(([k, lane]) => [k, lane.hist]), t.all);
+  return {
+    version: MERGEABLE_VERSION,
+    identity: {
+      scenario: i.scenario.name,
+      scenarioFile: i.scenario.file,
+      seed: i.scenario.seed,
+      target: i.target,
+      ...(i.shard ? { shard: { index: i.shard.index, count: i.shard.count } } : {}),
+    },
+    startedAtMs: i.startedAtMs,
+    durationMs: i.durationMs,
+    rateSeconds,
+    histograms: { ...encodeHistograms([...agg.endpoints].map(([k, e]) => [k, e.hist]), agg.all), byApi },
+    // Plain copies: the summary must not change when the scenario object does.
+    thresholds: JSON.parse(JSON.stringify(i.scenario.thresholds ?? [])) as ThresholdSpec[],
+    groups: (i.scenario.groups ?? []).map((g) => ({
+      name: g.name,
+      count: g.count,
+      api: g.api,
+      ...(g.tpmShare !== undefined ? { tpmShare: g.tpmShare } : {}),
+      ...(g.tampered !== undefined ? { tampered: { ...g.tampered } } : {}),
+    })),
   };
 }
 

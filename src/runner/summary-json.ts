@@ -110,6 +110,8 @@ export interface RunSummary {
   lps?: import('./lps/lps-summary.js').LpsRunSummary;
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
+  /** What `evesim merge` combines the summaries of a fleet's shards from (mergeable-summary.ts). */
+  mergeable?: import('./mergeable-summary.js').MergeableSection;
   /** The exit code the run ends with. */
   exitCode: number;
 }
@@ -123,7 +125,9 @@ export function endpointStats(summary: Pick<RunSummary, 'endpoints'>, key: strin
 }
 
 export function summaryToJson(summary: RunSummary): string {
-  return `${JSON.stringify(summary, null, 2)}\n`;
+  // The mergeable section last: it is for `evesim merge`, not for reading.
+  const { mergeable, ...rest } = summary;
+  return `${JSON.stringify(mergeable ? { ...rest, mergeable } : rest, null, 2)}\n`;
 }
 
 export function writeSummaryJson(file: string, summary: RunSummary): void {

@@ -10,6 +10,7 @@ import { lpsReportLines } from './lps-report.js';
 import { defaultStartLps, LpsSites, type SiteCommand } from './lps-sites.js';
 import { buildLpsSummary, LpsAggregate } from './lps-summary.js';
 import { measureLps } from './lps-thresholds.js';
+import { lpsCommandTimes } from '../mergeable-summary.js';
 
 export const LPS_RUN: RunCapability = {
   name: 'lps',
@@ -43,6 +44,8 @@ export const LPS_RUN: RunCapability = {
           err(`evesim: warning: could not read the LPS command records: ${e instanceof Error ? e.message : String(e)}\n`);
         }
         measured.lps = buildLpsSummary(sites?.describe() ?? [], commands, figures.totals());
+        // `evesim merge` recomputes the command percentiles over every shard's commands.
+        if (measured.mergeable) measured.mergeable.lpsCommands = lpsCommandTimes(commands);
       },
     };
   },

@@ -9,6 +9,8 @@ import type { LpsWorkerFigures } from '../../fleet/lps-fleet.js';
 import type { FleetAggregate } from '../aggregate.js';
 import type { SiteCommand } from './lps-sites.js';
 
+type CommandTimes = Pick<SiteCommand, 'command' | 'issuedAt' | 'completedAt'>;
+
 export interface LpsCommandLatency {
   /** Commands the sites were asked for. */
   issued: number;
@@ -77,8 +79,9 @@ export class LpsAggregate {
   }
 }
 
-export function commandLatency(commands: readonly SiteCommand[]): LpsRunSummary['commands'] {
-  const byName = new Map<string, SiteCommand[]>();
+/** Over command records; only their name and times are read (`evesim merge` passes just those). */
+export function commandLatency(commands: readonly CommandTimes[]): LpsRunSummary['commands'] {
+  const byName = new Map<string, CommandTimes[]>();
   for (const c of commands) {
     let l = byName.get(c.command);
     if (l === undefined) byName.set(c.command, (l = []));
@@ -105,7 +108,7 @@ export function buildLpsSummary(
   };
 }
 
-function latencyOf(commands: readonly SiteCommand[]): LpsCommandLatency {
+function latencyOf(commands: readonly CommandTimes[]): LpsCommandLatency {
   const ms = commands.filter((c) => c.completedAt !== null).map((c) => Math.max(0, c.completedAt! - c.issuedAt));
   ms.sort((a, b) => a - b);
   const rank = (p: number): number | null => (ms.length === 0 ? null : ms[Math.min(ms.length - 1, Math.max(0, Math.ceil((p / 100) * ms.length) - 1))]!);

@@ -19,7 +19,7 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
   const wallMs = Math.max(1, drained.endMs - startAtMs);
   const cores = os.availableParallelism();
   const measured = buildMeasuredRun({
-    scenario: { name: scenario.name, file: scenario.file, seed: scenario.seed },
+    scenario: { name: scenario.name, file: scenario.file, seed: scenario.seed, thresholds: scenario.thresholds, groups: scenario.groups },
     target: ctx.external ? ctx.external.url : 'embedded',
     startedAtMs: startAtMs,
     durationMs: wallMs,
