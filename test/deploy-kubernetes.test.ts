@@ -320,6 +320,9 @@ describe.skipIf(skipKustomize)(`kubectl kustomize (${kustomizeVersion ?? 'not in
     const c = job.spec.template.spec.containers[0]!;
     expect(c.image).toBe(shardJobOf(base).spec.template.spec.containers[0]!.image);
     expect(c.image).not.toBe('evesim'); // the images: entry applied
+    // The merge Job runs the same image (merge/kustomization.yaml names it too).
+    const mergeJob = kustomize('merge').find((m) => m.kind === 'Job') as unknown as ShardJob;
+    expect(mergeJob.spec.template.spec.containers[0]!.image).toBe(c.image);
     // The generated scenario ConfigMap (name with a content hash) is the one the Job mounts.
     const scenarioMaps = overlay.filter((m) => m.kind === 'ConfigMap' && m.metadata?.name?.startsWith('evesim-scenario-'));
     expect(scenarioMaps).toHaveLength(1);
