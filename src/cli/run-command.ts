@@ -3,7 +3,10 @@
 import { runScenario } from '../runner/run-scenario.js';
 import { startControllerInThread } from '../servers/controller/controller-thread.js';
 import { startLpsInThread } from '../servers/lps/lps-thread.js';
+import { parseShardArg, type FleetShard } from '../fleet/fleet-shard.js';
+import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
+import { parseStartAt } from './parse-start-at.js';
 
 export interface RunArgs {
   scenario: string;
@@ -22,6 +25,10 @@ export interface RunArgs {
   summaryJson?: string;
   record?: string;
   stateDir?: string;
+  shard?: string;
+  startAt?: string;
+  fleetId?: string;
+  dryRun?: boolean;
   quiet: boolean;
 }
 
@@ -29,10 +36,19 @@ export async function runRun(a: RunArgs): Promise<number> {
   let durationMs: number | undefined;
   let arrivalOverMs: number | undefined;
   let gracefulStopMs: number | undefined;
+  let shard: FleetShard | undefined;
+  let startAtMs: number | undefined;
   try {
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
+    if (a.shard !== undefined) shard = parseShardArg(String(a.shard));
+    // A relative --start-at counts from the start of this process, not from when flags are read.
+    if (a.startAt !== undefined) startAtMs = parseStartAt(String(a.startAt), Math.round(performance.timeOrigin));
+    if (a.fleetId !== undefined) {
+      const problem = fleetIdProblem(String(a.fleetId));
+      if (problem) throw new Error(`--fleet-id: ${problem}`);
+    }
   } catch (e) {
     console.error(`evesim: ${(e as Error).message}`);
     return 2;
@@ -71,6 +87,10 @@ export async function runRun(a: RunArgs): Promise<number> {
     recordDir: a.record,
     stateDir: a.stateDir,
     controller,
+    ...(shard ? { shard } : {}),
+    ...(startAtMs !== undefined ? { startAtMs } : {}),
+    ...(a.fleetId !== undefined ? { fleetId: String(a.fleetId) } : {}),
+    ...(a.dryRun ? { dryRun: true } : {}),
     quiet: a.quiet,
     startEmbeddedController: startControllerInThread,
     startLps: startLpsInThread,
