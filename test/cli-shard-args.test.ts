@@ -68,6 +68,15 @@ describe('evesim run --shard / --start-at / --fleet-id / --dry-run', () => {
     expect(bad.errors).toEqual(['evesim: --start-at: "tomorrow" is not an ISO-8601 time such as 2026-11-24T22:00:00Z, nor a relative time such as +30s']);
   });
 
+  it('--controller-admin is a URL and needs --controller', async () => {
+    const bad = await run({ controllerAdmin: 'nope' });
+    expect(bad.code).toBe(2);
+    expect(bad.errors).toEqual(['evesim: --controller-admin: "nope" is not a URL; expected e.g. http://127.0.0.1:8444']);
+    const alone = await run({ controllerAdmin: 'http://127.0.0.1:9', dryRun: true });
+    expect(alone.code).toBe(2);
+    expect(alone.errors).toEqual(['evesim: --controller-admin: needs --controller (the admin API of that controller)']);
+  });
+
   it('--start-at takes an ISO time or +duration from the process start', () => {
     expect(parseStartAt('2026-11-24T22:00:00Z', 0)).toBe(Date.UTC(2026, 10, 24, 22, 0, 0));
     expect(parseStartAt('2026-11-24T23:00:00+01:00', 0)).toBe(Date.UTC(2026, 10, 24, 22, 0, 0));

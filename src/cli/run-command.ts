@@ -1,6 +1,7 @@
 // `evesim run SCENARIO`: maps flags onto the runner and starts the embedded controller in its
 // own thread when the scenario (and no --controller flag) asks for it.
 import { runScenario } from '../runner/run-scenario.js';
+import { ControllerAdminClient } from '../servers/controller/controller-admin-client.js';
 import { startControllerInThread } from '../servers/controller/controller-thread.js';
 import { startLpsInThread } from '../servers/lps/lps-thread.js';
 import { parseShardArg, type FleetShard } from '../fleet/fleet-shard.js';
@@ -25,6 +26,7 @@ export interface RunArgs {
   summaryJson?: string;
   record?: string;
   stateDir?: string;
+  controllerAdmin?: string;
   shard?: string;
   startAt?: string;
   fleetId?: string;
@@ -74,6 +76,35 @@ export async function runRun(a: RunArgs): Promise<number> {
       insecure: a.insecureSkipVerify,
     };
   }
+  let controllerAdmin: ControllerAdminClient | undefined;
+  if (a.controllerAdmin !== undefined) {
+    const urlProblem = controllerUrlProblem(String(a.controllerAdmin));
+    if (urlProblem) {
+      console.error(`evesim: --controller-admin: ${urlProblem.replace('https://127.0.0.1:8443', 'http://127.0.0.1:8444')}`);
+      return 2;
+    }
+    controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
+  }
+  try {
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin });
+  } finally {
+    await controllerAdmin?.close();
+  }
+}
+
+async function runWith(
+  a: RunArgs,
+  p: {
+    durationMs: number | undefined;
+    arrivalOverMs: number | undefined;
+    gracefulStopMs: number | undefined;
+    shard: FleetShard | undefined;
+    startAtMs: number | undefined;
+    controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+    controllerAdmin: ControllerAdminClient | undefined;
+  },
+): Promise<number> {
+  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -87,6 +118,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     recordDir: a.record,
     stateDir: a.stateDir,
     controller,
+    ...(controllerAdmin ? { controllerAdmin } : {}),
     ...(shard ? { shard } : {}),
     ...(startAtMs !== undefined ? { startAtMs } : {}),
     ...(a.fleetId !== undefined ? { fleetId: String(a.fleetId) } : {}),

@@ -42,6 +42,11 @@ export interface RunScenarioOptions {
   dryRun?: boolean;
   /** Wall clock, epoch ms (tests); default Date.now. */
   now?: () => number;
+  /** --controller-admin: the admin API of the --controller when it is an `evesim controller`,
+   *  shared by every shard of the fleet: each shard adds its devices to the controller's fleet
+   *  (PATCH /admin/fleet) and shard 0 alone applies the controller-side timeline actions. The
+   *  caller opens and closes it. */
+  controllerAdmin?: ControllerAdminApi;
   /** No live progress line. */
   quiet?: boolean;
   /** Starts the embedded controller (the CLI passes startControllerInThread); see defaultEmbeddedController. */

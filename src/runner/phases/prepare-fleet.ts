@@ -80,9 +80,13 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
   if (scenario.target.kind === 'external' && scenario.target.insecureSkipVerify) {
     err('evesim: WARNING: TLS verification of the controller is OFF (--insecure-skip-verify); anyone on the path can impersonate it\n');
   }
-  const skippedActions = external ? scenario.timeline.filter(isControllerSide) : [];
+  if (opts.controllerAdmin && !external) throw new InputError('--controller-admin: needs --controller (the admin API of that controller)');
+  const skippedActions = external && !opts.controllerAdmin ? scenario.timeline.filter(isControllerSide) : [];
   for (const a of skippedActions) {
     err(`evesim: warning: timeline action "${a.action}" at ${a.atMs} ms needs the embedded controller's admin API; skipped with a real controller\n`);
+  }
+  if (external && opts.controllerAdmin && shard.index !== 0 && scenario.timeline.some(isControllerSide)) {
+    err(`evesim: controller-side timeline actions are applied by shard 0 (this is shard ${shard.index}/${shard.count})\n`);
   }
   let fleetId = opts.fleetId;
   if (fleetId === undefined) {

@@ -2,8 +2,9 @@
 // actions that go through the embedded controller's admin API and those of the capabilities (the
 // sites' LPSs), and turns Ctrl-C into an orderly stop (devices stop, what was measured is reported).
 // With --shard every process applies the controller-side actions to its own embedded controller,
-// which serves only that shard's devices, so each device sees each action once, as in a single run
-// (with a real controller, shared by the shards, they are skipped: prepare-fleet warns).
+// which serves only that shard's devices, so each device sees each action once, as in a single run.
+// An `evesim controller` the shards share (--controller --controller-admin) gets them from shard 0
+// alone; a real controller without an admin API gets none (prepare-fleet warns).
 
 import { LoopMonitor } from '../../fleet/loop-monitor.js';
 import type { Scenario } from '../../scenario/scenario-types.js';
@@ -42,7 +43,9 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   broadcast(workers.ports, { type: 'go', startAtMs });
   progress?.setNote(undefined);
   progress?.start(startAtMs);
-  const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, admin, err);
+  // A controller the shards share (--controller-admin) gets each controller-side action once: from shard 0.
+  const appliesControllerActions = !servers.adminShared || ctx.plan.shard.index === 0;
+  const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, appliesControllerActions ? admin : undefined, err);
   cleanups.add(() => timelineTimers.forEach(clearTimeout));
   for (const c of servers.capabilities) {
     const timers = c.scheduleTimeline?.(startAtMs) ?? [];

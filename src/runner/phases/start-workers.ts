@@ -45,13 +45,19 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
   const identitiesCreated = first.reduce((n, m) => n + m.identities.created, 0);
   if (identitiesCreated > 0) err(`evesim: created ${identitiesCreated} device identities in ${ctx.stateDir}\n`);
   for (const c of RUN_CAPABILITIES) for (const line of c.preparedLines?.(first) ?? []) err(`evesim: ${line}\n`);
-  // The embedded controller belongs to this process, so it is told this shard's devices only: the
-  // other shards' processes run their own. (With a real controller, one for all shards, nothing is
-  // pushed: its devices onboard as on any controller.)
+  // The controller is told this shard's devices only. The embedded controller belongs to this
+  // process (the other shards run their own), so its fleet is replaced; a controller the shards
+  // share (--controller-admin) gets them added to what the other shards pushed (PATCH /admin/fleet).
   if (admin) {
     const devices = first.flatMap((m) => m.devices);
     const fleet = servers.capabilities.reduce((f, c) => (c.fleet ? c.fleet(f) : f), { groups: scenario.groups } as ControllerFleet);
-    await pushFleet(admin, fleet.groups, devices, fleet.attestation);
+    try {
+      await pushFleet(admin, fleet.groups, devices, fleet.attestation, servers.adminShared === true);
+    } catch (e) {
+      if (!servers.adminShared) throw e;
+      broadcast(ports, { type: 'stop' });
+      throw new InputError(`--controller-admin: adding the shard's ${devices.length} devices to the controller's fleet failed: ${reason(e)}`);
+    }
   }
   for (const c of servers.capabilities) c.fleetPushed?.();
   return { tasks, ports };
