@@ -59,6 +59,7 @@ describe('runScenario --shard 1/2 --start-at', () => {
     };
     const startAtMs = Math.ceil((Date.now() + 4000) / 1000) * 1000;
     let errText = '';
+    let outText = '';
     const result = await run.runScenario({
       scenarioFile: file,
       shard: { index: 1, count: 2 },
@@ -68,10 +69,11 @@ describe('runScenario --shard 1/2 --start-at', () => {
       stateDir: join(dir, 'state'),
       quiet: true,
       startEmbeddedController,
-      out: () => {},
+      out: (t) => (outText += t),
       err: (t) => (errText += t),
     });
     expect(errText).not.toContain('warning');
+    expect(outText).toContain('evesim: shard 1/2: 2 of 5 devices, fleet id e2e-fleet; figures and thresholds are this shard\'s\n');
     const s = result.summary!;
     expect(s.startedAt).toBe(new Date(startAtMs).toISOString());
     expect(s.shard).toEqual({ index: 1, count: 2, devices: 2, fleetDevices: 5, fleetId: 'e2e-fleet' });

@@ -51,6 +51,7 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
     thresholds,
     exitCode,
   };
+  if (shard.count > 1) out(`evesim: shard ${shard.index}/${shard.count}: ${shardDevices} of ${fleetDevices} devices, fleet id ${ctx.fleetId}; figures and thresholds are this shard's\n`);
   out(renderReport(summary));
   if (opts.summaryJson) writeSummaryJson(opts.summaryJson, summary);
   return { exitCode, summary };
