@@ -38,6 +38,19 @@ await yargs(hideBin(process.argv))
         .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
         .option('record', { type: 'string', describe: 'record every request and response into DIR' })
         .option('state-dir', { type: 'string', describe: 'fleet state directory (identities, controller PKI)' })
+        .option('controller-admin', {
+          type: 'string',
+          describe: 'admin API URL of the --controller when it is an `evesim controller` shared by all shards: each shard adds its devices to its fleet, shard 0 applies the controller-side timeline actions',
+        })
+        .option('shard', {
+          type: 'string',
+          describe:
+            'i/n: run only shard i of n (device indices ≡ i mod n) of the fleet a single run builds; every shard needs the same scenario, flags, seed and --fleet-id. ' +
+            'Each process applies controller-side timeline actions to its own embedded controller (its devices only); with a shared --controller --controller-admin only shard 0 does, with --controller alone none',
+        })
+        .option('start-at', { type: 'string', describe: 'common start time of all shards: ISO-8601 (2026-11-24T22:00:00Z) or +DURATION from process start (+30s); more than 1 s past: exit 2' })
+        .option('fleet-id', { type: 'string', describe: 'enters the serials so fleets with one seed never collide; give all shards of a fleet the same (default: made once per state directory)' })
+        .option('dry-run', { type: 'boolean', default: false, describe: "check the scenario and flags, print this shard's fleet plan, start nothing" })
         .option('quiet', { type: 'boolean', default: false, describe: 'no live progress line' }),
     async (argv) => {
       process.exitCode = await runRun(argv);

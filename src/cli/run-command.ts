@@ -1,9 +1,13 @@
 // `evesim run SCENARIO`: maps flags onto the runner and starts the embedded controller in its
 // own thread when the scenario (and no --controller flag) asks for it.
 import { runScenario } from '../runner/run-scenario.js';
+import { ControllerAdminClient } from '../servers/controller/controller-admin-client.js';
 import { startControllerInThread } from '../servers/controller/controller-thread.js';
 import { startLpsInThread } from '../servers/lps/lps-thread.js';
+import { parseShardArg, type FleetShard } from '../fleet/fleet-shard.js';
+import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
+import { parseStartAt } from './parse-start-at.js';
 
 export interface RunArgs {
   scenario: string;
@@ -23,6 +27,11 @@ export interface RunArgs {
   summaryJson?: string;
   record?: string;
   stateDir?: string;
+  controllerAdmin?: string;
+  shard?: string;
+  startAt?: string;
+  fleetId?: string;
+  dryRun?: boolean;
   quiet: boolean;
 }
 
@@ -30,10 +39,19 @@ export async function runRun(a: RunArgs): Promise<number> {
   let durationMs: number | undefined;
   let arrivalOverMs: number | undefined;
   let gracefulStopMs: number | undefined;
+  let shard: FleetShard | undefined;
+  let startAtMs: number | undefined;
   try {
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
+    if (a.shard !== undefined) shard = parseShardArg(String(a.shard));
+    // A relative --start-at counts from the start of this process, not from when flags are read.
+    if (a.startAt !== undefined) startAtMs = parseStartAt(String(a.startAt), Math.round(performance.timeOrigin));
+    if (a.fleetId !== undefined) {
+      const problem = fleetIdProblem(String(a.fleetId));
+      if (problem) throw new Error(`--fleet-id: ${problem}`);
+    }
   } catch (e) {
     console.error(`evesim: ${(e as Error).message}`);
     return 2;
@@ -59,6 +77,35 @@ export async function runRun(a: RunArgs): Promise<number> {
       insecure: a.insecureSkipVerify,
     };
   }
+  let controllerAdmin: ControllerAdminClient | undefined;
+  if (a.controllerAdmin !== undefined) {
+    const urlProblem = controllerUrlProblem(String(a.controllerAdmin));
+    if (urlProblem) {
+      console.error(`evesim: --controller-admin: ${urlProblem.replace('https://127.0.0.1:8443', 'http://127.0.0.1:8444')}`);
+      return 2;
+    }
+    controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
+  }
+  try {
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin });
+  } finally {
+    await controllerAdmin?.close();
+  }
+}
+
+async function runWith(
+  a: RunArgs,
+  p: {
+    durationMs: number | undefined;
+    arrivalOverMs: number | undefined;
+    gracefulStopMs: number | undefined;
+    shard: FleetShard | undefined;
+    startAtMs: number | undefined;
+    controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+    controllerAdmin: ControllerAdminClient | undefined;
+  },
+): Promise<number> {
+  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -73,6 +120,11 @@ export async function runRun(a: RunArgs): Promise<number> {
     recordDir: a.record,
     stateDir: a.stateDir,
     controller,
+    ...(controllerAdmin ? { controllerAdmin } : {}),
+    ...(shard ? { shard } : {}),
+    ...(startAtMs !== undefined ? { startAtMs } : {}),
+    ...(a.fleetId !== undefined ? { fleetId: String(a.fleetId) } : {}),
+    ...(a.dryRun ? { dryRun: true } : {}),
     quiet: a.quiet,
     startEmbeddedController: startControllerInThread,
     startLps: startLpsInThread,

@@ -3,6 +3,7 @@
 
 import { SeededRng } from '../device/core/seeded-rng.js';
 import type { ArrivalSpec } from '../scenario/scenario-types.js';
+import { WHOLE_FLEET, devicesInShard, shardProblem, type FleetShard } from './fleet-shard.js';
 
 /**
  * Offsets (ms from run start) of the devices `indices` (ascending fleet indices). Poisson gaps are
@@ -34,7 +35,7 @@ export function arrivalOffsetsMs(arrival: ArrivalSpec, seed: number, indices: Ar
   return out;
 }
 
-/** One worker's devices: fleet indices firstIndex, firstIndex + stride, ... (count of them). */
+/** One worker's devices: fleet indices firstIndex, firstIndex + stride, ... (count of them), global to the fleet. */
 export interface ShardSpec {
   firstIndex: number;
   count: number;
@@ -43,18 +44,25 @@ export interface ShardSpec {
 }
 
 /**
- * Splits `total` devices over `workers` shards by striding (device i goes to shard i mod W), so
- * every shard gets an equal share of each arrival wave and of each group, instead of shard 0
- * taking the whole start of a ramp. Never more shards than devices.
+ * Splits this process's devices over `workers` worker threads by striding, so every worker gets
+ * an equal share of each arrival wave and of each group, instead of worker 0 taking the whole
+ * start of a ramp. The process runs `shard` (index i of n: the fleet indices ≡ i mod n) of a fleet
+ * of `total` devices, so worker k of w gets the indices i + n·k, i + n·k + n·w, ... Never more
+ * workers than devices.
  */
-export function planShards(total: number, workers: number): ShardSpec[] {
+export function planShards(total: number, workers: number, shard: FleetShard = WHOLE_FLEET): ShardSpec[] {
   if (!Number.isInteger(total) || total < 0) throw new Error(`planShards: device total must be a whole number, got ${total}`);
   if (!Number.isInteger(workers) || workers < 1) throw new Error(`workers must be a whole number ≥ 1, got ${workers}`);
-  const w = Math.min(workers, Math.max(1, total));
+  const problem = shardProblem(shard);
+  if (problem) throw new Error(`planShards: ${problem}`);
+  const own = devicesInShard(0, total, shard);
+  const w = Math.min(workers, Math.max(1, own));
+  const stride = shard.count * w;
   const shards: ShardSpec[] = [];
   for (let k = 0; k < w; k++) {
-    const count = total > k ? Math.ceil((total - k) / w) : 0;
-    shards.push({ firstIndex: k, count, stride: w });
+    const firstIndex = shard.index + shard.count * k;
+    const count = total > firstIndex ? Math.ceil((total - firstIndex) / stride) : 0;
+    shards.push({ firstIndex, count, stride });
   }
   return shards;
 }

@@ -16,6 +16,7 @@ import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
 import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/core/seeded-rng.js';
+import { identitySeed } from '../identity/fleet-id.js';
 import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
 import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identity.js';
@@ -24,6 +25,7 @@ import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
 import { arrivalOffsetsMs, shardIndex } from './arrival-schedule.js';
 import { DeltaSender } from './delta-sender.js';
+import { actionTouchesDevice, groupOfAction, isDeviceSide } from './device-timeline.js';
 import { emptyLifecycleCounts, type FleetDelta } from './fleet-delta.js';
 import { FleetLayout } from './fleet-layout.js';
 import { HeapScheduler } from './heap-scheduler.js';
@@ -148,7 +150,7 @@ export class ShardRunner {
     // Fixed per-worker costs (codecs) are paid before the baseline, so the figure is per device.
     warmAllCodecs();
     this.memoryBefore = settledMemory();
-    const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed });
+    const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed, ...(this.task.fleetId !== undefined ? { fleetId: this.task.fleetId } : {}) });
     // A real controller's onboarding certificate is shared by all devices (as one EVE installer
     // image carries one): its key object and hashes are made once per worker, not per device.
     const onboard = this.task.target.onboard;
@@ -193,7 +195,7 @@ export class ShardRunner {
       locals.push({ local, tampered: role === 'tampered' });
     }
     if (requests.length === 0) return undefined;
-    const { tpms, stats } = await provisionTpms({ stateDir: this.task.stateDir, seed: this.task.scenario.seed, devices: requests });
+    const { tpms, stats } = await provisionTpms({ stateDir: this.task.stateDir, seed: identitySeed(this.task.scenario.seed, this.task.fleetId), devices: requests });
     locals.forEach(({ local, tampered }, i) => (this.tpms[local] = { tampered, ...tpms[i]! }));
     return stats;
   }
@@ -467,14 +469,14 @@ export class ShardRunner {
   /** Device-side actions; the runner applies controller-side ones through the admin API. */
   private scheduleTimeline(startAtMs: Millis): void {
     for (const action of this.task.scenario.timeline) {
-      if (action.action !== 'reboot' && action.action !== 'power-on') continue;
+      if (!isDeviceSide(action)) continue;
       const powerOn = action.action === 'power-on';
-      const group = action.group === undefined ? undefined : this.layout.groupNamed(action.group);
+      const group = groupOfAction(action, this.layout);
       this.scheduler.at(startAtMs + action.atMs, () => {
         for (let local = 0; local < this.devices.length; local++) {
           const d = this.devices[local];
           if (!d) continue;
-          if (group !== undefined && this.layout.groupOf(this.indexOf(local)) !== group) continue;
+          if (!actionTouchesDevice(action, this.layout, this.indexOf(local), group)) continue;
           try {
             if (powerOn) d.powerOn?.();
             else d.rebootNow();

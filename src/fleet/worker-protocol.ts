@@ -41,6 +41,8 @@ export interface ShardTask {
   target: TargetInfo;
   /** Fleet state directory (identities cached by seed); undefined keeps identities in memory. */
   stateDir?: string;
+  /** Enters the serials and the identity cache (identity/fleet-id.ts); absent: the seed alone. */
+  fleetId?: string;
   /** --record: this worker records into its own subdirectory of it (worker-<id>). */
   recordDir?: string;
   /** Delta period, ms (default 1000). */

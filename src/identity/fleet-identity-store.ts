@@ -1,6 +1,10 @@
 // The fleet state directory: the fleet CA and every device identity made for one seed, kept so a
 // second run with the same seed reuses them instead of paying for key generation again.
 //
+// With a fleet id (fleet-id.ts) the seed is the seed and the id together, so the tag (and the
+// directory) differs per fleet id: identities cached under one id (or by an earlier version, under
+// the seed alone) are never reused under another.
+//
 // Layout: <stateDir>/fleet-<seedTag>/ (0700)
 //   fleet.json            seed and creation time (no secrets)
 //   fleet-ca.json         CA certificate, subject, SKI and private key as JWK (0600)
@@ -10,6 +14,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDeviceIdentity, identityFromStored, type DeviceIdentityMaterial } from './device-identity.js';
+import { identitySeed } from './fleet-id.js';
 import { createFleetCa, fleetCaFromParts, seedTag, type FleetCa } from './fleet-ca.js';
 import { privateKeyFromJwk, privateKeyToJwk } from './keys.js';
 import {
@@ -26,6 +31,8 @@ export interface FleetStoreOptions {
   /** Parent directory of fleet state; omit to keep everything in memory (tests, one-off runs). */
   stateDir?: string;
   seed: string | number;
+  /** Enters the serials and the directory (fleet-id.ts); absent: the seed alone. */
+  fleetId?: string;
   /** Wall clock for certificate validity (epoch ms). */
   now?: () => number;
 }
@@ -51,8 +58,9 @@ export class FleetIdentityStore {
   ) {}
 
   /** Opens (or creates) the fleet state for `seed`. Synchronous: run it at startup. */
-  static open(opts: FleetStoreOptions): FleetIdentityStore {
-    const now = opts.now ?? Date.now;
+  static open(options: FleetStoreOptions): FleetIdentityStore {
+    const now = options.now ?? Date.now;
+    const opts = { stateDir: options.stateDir, seed: identitySeed(options.seed, options.fleetId) };
     if (opts.stateDir === undefined) return new FleetIdentityStore(opts.seed, undefined, createFleetCa(opts.seed, now()), now);
     const dir = join(opts.stateDir, `fleet-${seedTag(opts.seed)}`);
     if (!existsSync(join(dir, 'fleet-ca.json'))) {

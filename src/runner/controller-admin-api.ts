@@ -12,6 +12,12 @@ export interface ControllerAdminApi {
     groups: GroupSpec[];
     devices: { serial: string; group: string; deviceCertPem?: string }[];
   }): Promise<unknown>;
+  /** PATCH /admin/fleet: the same body added to the controller's fleet (shards sharing one controller). */
+  mergeFleet?(fleet: {
+    attestation?: AttestationSpec;
+    groups: GroupSpec[];
+    devices: { serial: string; group: string; deviceCertPem?: string }[];
+  }): Promise<unknown>;
   patchGroup(
     name: string,
     patch: {

@@ -11,14 +11,18 @@ import type { ControllerAdminApi } from './controller-admin-api.js';
 export type { ControllerAdminApi };
 
 /** PUT /admin/fleet: the groups and every device (serial → group, device cert when pre-registered),
- *  and the PCR templates quotes are held to. */
+ *  and the PCR templates quotes are held to. With `merge` (a controller the shards of a fleet
+ *  share), PATCH /admin/fleet: added to what the other shards pushed instead of replacing it. */
 export function pushFleet(
   admin: ControllerAdminApi,
   groups: readonly GroupSpec[],
   devices: readonly FleetDeviceInfo[],
   attestation?: AttestationSpec,
+  merge = false,
 ): Promise<unknown> {
-  return admin.setFleet({
+  if (merge && !admin.mergeFleet) throw new Error('the controller admin client cannot add to a fleet (no mergeFleet)');
+  const push = merge ? admin.mergeFleet!.bind(admin) : admin.setFleet.bind(admin);
+  return push({
     ...(attestation ? { attestation } : {}),
     groups: [...groups],
     devices: devices.map((d) => ({

@@ -4,6 +4,8 @@
 
 import type { ControllerAdminApi } from './controller-admin-api.js';
 import type { StartEmbeddedLps } from './lps/lps-sites.js';
+import type { FleetShard } from '../fleet/fleet-shard.js';
+import type { ShardSummary } from './shard-summary.js';
 import type { RunSummary } from './summary-json.js';
 
 export interface RunScenarioOptions {
@@ -29,6 +31,24 @@ export interface RunScenarioOptions {
   stateDir?: string;
   /** A real controller instead of the scenario's target. */
   controller?: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean };
+  /** --shard i/n: run only the fleet indices ≡ i (mod n) of the fleet (after `devices`); default 0/1. */
+  shard?: FleetShard;
+  /** --start-at: the common start instant of the run, epoch ms (every shard given the same one
+   *  starts together); default: once the workers are ready. More than START_AT_TOLERANCE_MS in the
+   *  past when the run is prepared is bad input. */
+  startAtMs?: number;
+  /** --fleet-id: enters the serials (identity/fleet-id.ts); default: the state directory's own,
+   *  made once and kept in <stateDir>/fleet-id. */
+  fleetId?: string;
+  /** --dry-run: check the inputs, print this shard's fleet plan and stop (no identities, servers or network). */
+  dryRun?: boolean;
+  /** Wall clock, epoch ms (tests); default Date.now. */
+  now?: () => number;
+  /** --controller-admin: the admin API of the --controller when it is an `evesim controller`,
+   *  shared by every shard of the fleet: each shard adds its devices to the controller's fleet
+   *  (PATCH /admin/fleet) and shard 0 alone applies the controller-side timeline actions. The
+   *  caller opens and closes it. */
+  controllerAdmin?: ControllerAdminApi;
   /** No live progress line. */
   quiet?: boolean;
   /** Starts the embedded controller (the CLI passes startControllerInThread); see defaultEmbeddedController. */
@@ -44,8 +64,8 @@ export interface RunScenarioOptions {
 
 export interface RunScenarioResult {
   exitCode: number;
-  /** Absent when the run never started (bad input). */
-  summary?: RunSummary;
+  /** Absent when the run never started (bad input, --dry-run). */
+  summary?: RunSummary & ShardSummary;
 }
 
 /** What the runner needs of a started embedded controller (startControllerInThread's result fits). */

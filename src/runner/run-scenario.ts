@@ -5,13 +5,15 @@
 //   run-timeline    every worker starts at one instant; controller and LPS timeline actions
 //   drain           devices deliver their queues, workers report (or are given up on)
 //   summarise       RunSummary, thresholds, report, summary JSON, exit code
+// --dry-run stops after checking the inputs and prints the fleet plan (dry-run.ts).
 // Whatever happens, what the phases started is undone in reverse order. Exit codes: 0 all
 // thresholds passed, 1 a threshold failed (or a worker died), 2 bad input.
 
 import { ScenarioError } from '../scenario/scenario-error.js';
 import { drain } from './phases/drain.js';
 import { InputError } from './phases/input-error.js';
-import { prepareFleet } from './phases/prepare-fleet.js';
+import { checkRunInputs, prepareFleet } from './phases/prepare-fleet.js';
+import { printDryRun } from './dry-run.js';
 import { runTimeline } from './phases/run-timeline.js';
 import { startServers } from './phases/start-servers.js';
 import { startWorkers } from './phases/start-workers.js';
@@ -35,6 +37,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
 }
 
 async function runPhases(opts: RunScenarioOptions, out: (t: string) => void, err: (t: string) => void): Promise<RunScenarioResult> {
+  if (opts.dryRun) return printDryRun(checkRunInputs(opts, out, err));
   const ctx = prepareFleet(opts, out, err);
   try {
     const servers = await startServers(ctx);

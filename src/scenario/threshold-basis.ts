@@ -12,7 +12,8 @@ import type { DeviceBasisKind, GroupSpec, PerDeviceBasis, Scenario, ThresholdSpe
 import { groupTpmPlan } from './attestation/tpm-plan.js';
 import { didYouMean } from './suggest.js';
 
-type GroupCounts = { total: number; tpm: number; tampered: number };
+/** A group's devices in a run: all of them, those with a TPM, and those of them booting tampered. */
+export type GroupCounts = { total: number; tpm: number; tampered: number };
 
 /** Each basis as written after "per", its plural for messages, and how many of a group's devices it holds. */
 const BASES: Readonly<Record<DeviceBasisKind, { plural: string; of: (g: GroupCounts) => number }>> = {
@@ -58,15 +59,31 @@ function splitGroup(rest: string): { name: string; group?: string } {
   return m ? { name: m[1]!.replace(/\s+/g, ' '), group: m[2]! } : { name: rest.trim().replace(/\s+/g, ' ') };
 }
 
-/** How many devices of `groups` the basis holds (only the groups of `api` when given). */
-export function basisDevices(groups: readonly Pick<GroupSpec, 'name' | 'count' | 'api' | 'tpmShare' | 'tampered'>[], basis: PerDeviceBasis, api?: 'v1' | 'v2'): number {
+type BasisGroup = Pick<GroupSpec, 'name' | 'count' | 'api' | 'tpmShare' | 'tampered'>;
+
+/** Every device of the group (a whole-fleet run). */
+function wholeGroupCounts(g: BasisGroup): GroupCounts {
+  const plan = groupTpmPlan(g);
+  return { total: g.count, tpm: plan.tpmDevices, tampered: plan.tamperedDevices };
+}
+
+/**
+ * How many devices of `groups` the basis holds (only the groups of `api` when given). `countsOf`
+ * says which of a group's devices the run has (group number in `groups`): all of them by default,
+ * a shard's part with `evesim run --shard`.
+ */
+export function basisDevices(
+  groups: readonly BasisGroup[],
+  basis: PerDeviceBasis,
+  api?: 'v1' | 'v2',
+  countsOf: (g: BasisGroup, groupNumber: number) => GroupCounts = wholeGroupCounts,
+): number {
   let n = 0;
-  for (const g of groups) {
-    if (api !== undefined && g.api !== api) continue;
-    if (basis.group !== undefined && g.name !== basis.group) continue;
-    const plan = groupTpmPlan(g);
-    n += BASES[basis.kind].of({ total: g.count, tpm: plan.tpmDevices, tampered: plan.tamperedDevices });
-  }
+  groups.forEach((g, i) => {
+    if (api !== undefined && g.api !== api) return;
+    if (basis.group !== undefined && g.name !== basis.group) return;
+    n += BASES[basis.kind].of(countsOf(g, i));
+  });
   return n;
 }
 

@@ -15,6 +15,8 @@ export interface Servers {
   target: TargetInfo;
   /** The embedded controller's admin API; absent with a real controller. */
   admin?: ControllerAdminApi;
+  /** The admin API is a real controller's (--controller-admin), shared by every shard of the fleet. */
+  adminShared?: true;
   /** The capabilities this run uses, in registry order. */
   capabilities: RunningCapability[];
   metrics?: MetricsServer;

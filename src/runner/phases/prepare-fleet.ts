@@ -1,6 +1,8 @@
 // Phase 1: the run's inputs. Loads the scenario with the command-line overrides, checks the
-// options (workers, summary file, metrics port), reads and checks a real controller's files, and
-// opens the fleet state (creating the fleet CA once, before workers race to open the directory).
+// options (workers, shard, fleet id, start time, summary file, metrics port), reads and checks a
+// real controller's files, plans this shard's part of the fleet, and opens the fleet state under
+// the fleet id (creating the fleet CA once, before workers race to open the directory).
+// checkRunInputs alone is what --dry-run does: nothing is written.
 
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
@@ -9,21 +11,65 @@ import { dirname, resolve } from 'node:path';
 import { readOnboardingFiles } from '../../fleet/shard-runner.js';
 import type { TargetInfo } from '../../fleet/worker-protocol.js';
 import { FleetIdentityStore } from '../../identity/fleet-identity-store.js';
-import { loadScenario, totalDevices, type ScenarioOverrides } from '../../scenario/load-scenario.js';
+import { planFleet } from '../../fleet/fleet-plan.js';
+import { WHOLE_FLEET, shardProblem } from '../../fleet/fleet-shard.js';
+import { fleetIdProblem, readStateDirFleetId, stateDirFleetId } from '../../identity/fleet-id.js';
+import { loadScenario, type ScenarioOverrides } from '../../scenario/load-scenario.js';
 import type { TargetSpec } from '../../scenario/scenario-types.js';
 import { FleetAggregate } from '../aggregate.js';
 import { isControllerSide } from '../controller-admin.js';
 import type { RunScenarioOptions } from '../run-options.js';
+import { resolveShardThresholdBases } from '../shard-thresholds.js';
 import { fleetWorkerFile } from '../worker-file.js';
 import { Cleanups } from './cleanups.js';
 import { InputError } from './input-error.js';
 import type { Print, RunContext } from './run-context.js';
 
+/** A --start-at this far in the past (when the run is prepared) is still taken: clocks and startup jitter. */
+export const START_AT_TOLERANCE_MS = 1000;
+
+/** What prepare-fleet checks before anything is written: the run context but the fleet state. */
+export type RunInputs = Omit<RunContext, 'store' | 'cleanups' | 'aggregate' | 'fleetId'> & {
+  /** --fleet-id, else the state directory's when it has one already (a dry run makes none). */
+  fleetId?: string;
+};
+
 export function prepareFleet(opts: RunScenarioOptions, out: Print, err: Print): RunContext {
+  const inputs = checkRunInputs(opts, out, err);
+  const { stateDir, scenario } = inputs;
+  let store: FleetIdentityStore;
+  let fleetId: string;
+  try {
+    fleetId = inputs.fleetId ?? stateDirFleetId(stateDir);
+    // Creates the fleet CA once, before workers race to open the same directory.
+    store = FleetIdentityStore.open({ stateDir, seed: scenario.seed, fleetId });
+  } catch (e) {
+    throw new InputError(`state directory ${stateDir}: ${(e as Error).message}`);
+  }
+  return { ...inputs, fleetId, store, cleanups: new Cleanups(), aggregate: new FleetAggregate() };
+}
+
+/** Loads the scenario and checks every option and file; writes nothing. */
+export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print): RunInputs {
+  const now = opts.now ?? Date.now;
   const scenario = loadScenario(opts.scenarioFile, overridesOf(opts));
   for (const w of scenario.warnings ?? []) err(`evesim: warning: ${w}\n`);
   const workers = opts.workers ?? os.availableParallelism();
   if (!Number.isInteger(workers) || workers < 1) throw new InputError(`--workers: must be a whole number ≥ 1 (got ${opts.workers})`);
+  const shard = opts.shard ?? WHOLE_FLEET;
+  const shardBad = shardProblem(shard);
+  if (shardBad) throw new InputError(`--shard: ${shardBad}`);
+  if (opts.fleetId !== undefined) {
+    const bad = fleetIdProblem(opts.fleetId);
+    if (bad) throw new InputError(`--fleet-id: ${bad}`);
+  }
+  if (opts.startAtMs !== undefined) {
+    if (!Number.isFinite(opts.startAtMs)) throw new InputError(`--start-at: not a time (got ${opts.startAtMs})`);
+    const lateMs = now() - opts.startAtMs;
+    if (lateMs > START_AT_TOLERANCE_MS) {
+      throw new InputError(`--start-at: ${new Date(opts.startAtMs).toISOString()} is ${(lateMs / 1000).toFixed(1)} s in the past; give a later time`);
+    }
+  }
   if (opts.summaryJson) checkWritableFile(opts.summaryJson, '--summary-json');
   if (opts.metricsPort !== undefined && (!Number.isInteger(opts.metricsPort) || opts.metricsPort < 0 || opts.metricsPort > 65535)) {
     throw new InputError(`--metrics-port: ${opts.metricsPort} is not a TCP port (0..65535)`);
@@ -34,30 +80,38 @@ export function prepareFleet(opts: RunScenarioOptions, out: Print, err: Print): 
   if (scenario.target.kind === 'external' && scenario.target.insecureSkipVerify) {
     err('evesim: WARNING: TLS verification of the controller is OFF (--insecure-skip-verify); anyone on the path can impersonate it\n');
   }
-  const skippedActions = external ? scenario.timeline.filter(isControllerSide) : [];
+  if (opts.controllerAdmin && !external) throw new InputError('--controller-admin: needs --controller (the admin API of that controller)');
+  const skippedActions = external && !opts.controllerAdmin ? scenario.timeline.filter(isControllerSide) : [];
   for (const a of skippedActions) {
     err(`evesim: warning: timeline action "${a.action}" at ${a.atMs} ms needs the embedded controller's admin API; skipped with a real controller\n`);
   }
-  let store: FleetIdentityStore;
-  try {
-    // Creates the fleet CA once, before workers race to open the same directory.
-    store = FleetIdentityStore.open({ stateDir, seed: scenario.seed });
-  } catch (e) {
-    throw new InputError(`state directory ${stateDir}: ${(e as Error).message}`);
+  if (external && opts.controllerAdmin && shard.index !== 0 && scenario.timeline.some(isControllerSide)) {
+    err(`evesim: controller-side timeline actions are applied by shard 0 (this is shard ${shard.index}/${shard.count})\n`);
   }
+  let fleetId = opts.fleetId;
+  if (fleetId === undefined) {
+    try {
+      fleetId = readStateDirFleetId(stateDir);
+    } catch (e) {
+      throw new InputError(`state directory ${stateDir}: ${(e as Error).message}`);
+    }
+  }
+  const plan = planFleet(scenario, shard, workers);
+  resolveShardThresholdBases(scenario, shard);
   return {
     opts,
     out,
     err,
     scenario,
-    totalDevices: totalDevices(scenario),
+    totalDevices: plan.shardDevices,
+    plan,
+    ...(fleetId !== undefined ? { fleetId } : {}),
+    ...(opts.startAtMs !== undefined ? { startAtMs: opts.startAtMs } : {}),
+    now,
     workers,
     workerFile,
     stateDir,
     ...(external ? { external } : {}),
-    store,
-    cleanups: new Cleanups(),
-    aggregate: new FleetAggregate(),
   };
 }
 

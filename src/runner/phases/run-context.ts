@@ -2,6 +2,7 @@
 // the cleanups every phase adds to (run in reverse order by runScenario's finally), and the fleet
 // aggregate the workers' deltas are merged into.
 
+import type { FleetPlan } from '../../fleet/fleet-plan.js';
 import type { TargetInfo } from '../../fleet/worker-protocol.js';
 import type { FleetIdentityStore } from '../../identity/fleet-identity-store.js';
 import type { Scenario } from '../../scenario/scenario-types.js';
@@ -18,7 +19,16 @@ export interface RunContext {
   /** Messages (warnings, progress notes) go here. */
   readonly err: Print;
   readonly scenario: Scenario;
+  /** Devices this process runs: its shard's (the whole fleet without --shard). */
   readonly totalDevices: number;
+  /** Which part of the fleet this process runs, and how it splits it over its workers. */
+  readonly plan: FleetPlan;
+  /** Enters the serials (identity/fleet-id.ts). */
+  readonly fleetId: string;
+  /** The common start instant given by --start-at, epoch ms. */
+  readonly startAtMs?: number;
+  /** Wall clock, epoch ms. */
+  readonly now: () => number;
   /** Worker threads asked for (the shards may be fewer). */
   readonly workers: number;
   readonly workerFile: string;

@@ -1,6 +1,10 @@
 // Phase 4: the run itself. Starts every worker at one common instant, schedules the timeline
 // actions that go through the embedded controller's admin API and those of the capabilities (the
 // sites' LPSs), and turns Ctrl-C into an orderly stop (devices stop, what was measured is reported).
+// With --shard every process applies the controller-side actions to its own embedded controller,
+// which serves only that shard's devices, so each device sees each action once, as in a single run.
+// An `evesim controller` the shards share (--controller --controller-admin) gets them from shard 0
+// alone; a real controller without an admin API gets none (prepare-fleet warns).
 
 import { LoopMonitor } from '../../fleet/loop-monitor.js';
 import type { Scenario } from '../../scenario/scenario-types.js';
@@ -9,16 +13,39 @@ import type { Servers, Started, Workers } from './phase-results.js';
 import { reason, type Print, type RunContext } from './run-context.js';
 import { broadcast } from './start-workers.js';
 
+/** Lead time between the workers' 'go' and the start, so every worker gets the message first. */
+const GO_LEAD_MS = 250;
+
+/**
+ * The common start instant: --start-at when given (every shard given the same time starts
+ * together, whenever its process started), else a moment after now. A --start-at that preparing
+ * the workers overran is kept, so the schedules stay aligned with the other shards': the devices
+ * due meanwhile arrive at once.
+ */
+export function startInstant(ctx: Pick<RunContext, 'startAtMs' | 'now' | 'err'>): number {
+  const now = ctx.now();
+  if (ctx.startAtMs === undefined) return now + GO_LEAD_MS;
+  const lateMs = now - ctx.startAtMs;
+  if (lateMs > 0) {
+    ctx.err(`evesim: warning: --start-at ${new Date(ctx.startAtMs).toISOString()} passed ${(lateMs / 1000).toFixed(1)} s ago while preparing; starting now on that schedule (devices due meanwhile arrive at once)\n`);
+  } else if (-lateMs > 2000) {
+    ctx.err(`evesim: waiting ${(-lateMs / 1000).toFixed(1)} s for --start-at ${new Date(ctx.startAtMs).toISOString()}\n`);
+  }
+  return ctx.startAtMs;
+}
+
 export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers): Started {
   const { err, scenario, cleanups } = ctx;
   const { progress, admin } = servers;
   const mainLoop = new LoopMonitor();
   const cpuStart = process.cpuUsage();
-  const startAtMs = Date.now() + 250;
+  const startAtMs = startInstant(ctx);
   broadcast(workers.ports, { type: 'go', startAtMs });
   progress?.setNote(undefined);
   progress?.start(startAtMs);
-  const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, admin, err);
+  // A controller the shards share (--controller-admin) gets each controller-side action once: from shard 0.
+  const appliesControllerActions = !servers.adminShared || ctx.plan.shard.index === 0;
+  const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, appliesControllerActions ? admin : undefined, err);
   cleanups.add(() => timelineTimers.forEach(clearTimeout));
   for (const c of servers.capabilities) {
     const timers = c.scheduleTimeline?.(startAtMs) ?? [];

@@ -19,8 +19,11 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
   const { opts, err, scenario, cleanups } = ctx;
   let target: TargetInfo;
   let admin: ControllerAdminApi | undefined;
+  let adminShared = false;
   if (ctx.external) {
     target = ctx.external;
+    admin = opts.controllerAdmin;
+    adminShared = admin !== undefined;
   } else {
     const start = opts.startEmbeddedController ?? defaultEmbeddedController;
     const controller = await start({ stateDir: join(ctx.stateDir, 'controller'), onboardingCaPems: [ctx.store.fleetCaCertPem] });
@@ -31,7 +34,9 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
 
   const capabilities: RunningCapability[] = [];
   for (const c of RUN_CAPABILITIES) {
-    const running = await c.start?.(ctx, admin);
+    // A shared controller's figures (attestation outcomes, devices) are every shard's: the
+    // capabilities see it as they see any real controller, without its admin API.
+    const running = await c.start?.(ctx, adminShared ? undefined : admin);
     if (running) capabilities.push(running);
   }
 
@@ -52,6 +57,7 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
   return {
     target,
     ...(admin ? { admin } : {}),
+    ...(adminShared ? { adminShared: true as const } : {}),
     capabilities,
     ...(metrics ? { metrics } : {}),
     ...(progress ? { progress } : {}),

@@ -1,4 +1,5 @@
-// Phase 3: the fleet workers. Splits the fleet into shards (one piscina worker each), lets every
+// Phase 3: the fleet workers. Splits this process's devices (its shard of the fleet, fleet-plan.ts)
+// over its workers (one piscina worker each, prepare-fleet planned them), lets every
 // worker load or create its identities, stops the run when one fails there, then pushes the fleet
 // map to the embedded controller (groups as the capabilities amend them) and tells the
 // capabilities. The workers then wait for 'go' (run-timeline.ts).
@@ -8,7 +9,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { planShards } from '../../fleet/arrival-schedule.js';
+import type { ShardSpec } from '../../fleet/arrival-schedule.js';
+import { describeShard } from '../../fleet/fleet-shard.js';
 import type { MainToWorker, ReadyMessage, ShardResult, ShardTask, WorkerToMain } from '../../fleet/worker-protocol.js';
 import { RUN_CAPABILITIES } from '../capabilities.js';
 import { pushFleet } from '../controller-admin.js';
@@ -18,9 +20,9 @@ import type { Servers, Workers } from './phase-results.js';
 import { reason, type RunContext } from './run-context.js';
 
 export async function startWorkers(ctx: RunContext, servers: Servers): Promise<Workers> {
-  const { opts, err, scenario, totalDevices: total } = ctx;
+  const { opts, err, scenario, totalDevices: total, plan } = ctx;
   const { admin } = servers;
-  const shards = planShards(total, ctx.workers);
+  const shards = plan.workers;
   if (opts.recordDir) {
     // Checked here as well as by each worker, so a used directory stops the run before any worker writes.
     for (let w = 0; w < shards.length; w++) {
@@ -30,7 +32,8 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
   }
   const { tasks, ports, allReady } = launchShards(ctx, servers, shards);
 
-  if (!opts.quiet) err(`evesim: preparing ${total} devices on ${shards.length} worker${shards.length === 1 ? '' : 's'}\n`);
+  const ofFleet = plan.shard.count > 1 ? ` (shard ${describeShard(plan.shard)} of a fleet of ${plan.fleetDevices})` : '';
+  if (!opts.quiet) err(`evesim: preparing ${total} devices${ofFleet} on ${shards.length} worker${shards.length === 1 ? '' : 's'}\n`);
   // Identities first: a worker that fails here (bad state directory, bad onboarding key) ends the run.
   // (The others wait for 'go' and never settle on their own: watch for the first rejection.)
   const firstFailure = new Promise<{ failed: unknown }>((res) => tasks.forEach((t) => t.catch((e: unknown) => res({ failed: e }))));
@@ -42,10 +45,19 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
   const identitiesCreated = first.reduce((n, m) => n + m.identities.created, 0);
   if (identitiesCreated > 0) err(`evesim: created ${identitiesCreated} device identities in ${ctx.stateDir}\n`);
   for (const c of RUN_CAPABILITIES) for (const line of c.preparedLines?.(first) ?? []) err(`evesim: ${line}\n`);
+  // The controller is told this shard's devices only. The embedded controller belongs to this
+  // process (the other shards run their own), so its fleet is replaced; a controller the shards
+  // share (--controller-admin) gets them added to what the other shards pushed (PATCH /admin/fleet).
   if (admin) {
     const devices = first.flatMap((m) => m.devices);
     const fleet = servers.capabilities.reduce((f, c) => (c.fleet ? c.fleet(f) : f), { groups: scenario.groups } as ControllerFleet);
-    await pushFleet(admin, fleet.groups, devices, fleet.attestation);
+    try {
+      await pushFleet(admin, fleet.groups, devices, fleet.attestation, servers.adminShared === true);
+    } catch (e) {
+      if (!servers.adminShared) throw e;
+      broadcast(ports, { type: 'stop' });
+      throw new InputError(`--controller-admin: adding the shard's ${devices.length} devices to the controller's fleet failed: ${reason(e)}`);
+    }
   }
   for (const c of servers.capabilities) c.fleetPushed?.();
   return { tasks, ports };
@@ -56,7 +68,7 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
  * aggregate, identity progress to the progress line; `allReady` gives every worker's 'ready'
  * message (in arrival order) once all have sent one.
  */
-function launchShards(ctx: RunContext, servers: Servers, shards: ReturnType<typeof planShards>): Workers & { allReady: Promise<ReadyMessage[]> } {
+function launchShards(ctx: RunContext, servers: Servers, shards: readonly ShardSpec[]): Workers & { allReady: Promise<ReadyMessage[]> } {
   const { opts, scenario, cleanups, aggregate, totalDevices: total } = ctx;
   const pool = new Piscina({
     filename: ctx.workerFile,
@@ -97,6 +109,7 @@ function launchShards(ctx: RunContext, servers: Servers, shards: ReturnType<type
       shard,
       target: servers.target,
       stateDir: ctx.stateDir,
+      fleetId: ctx.fleetId,
       ...(opts.recordDir ? { recordDir: resolve(opts.recordDir) } : {}),
     };
     return pool.run({ task, port: port2 }, { transferList: [port2] }) as Promise<ShardResult>;

@@ -11,7 +11,13 @@ import type { RunScenarioResult } from '../run-options.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
 import { noThresholdFailed, evaluateThresholds } from '../thresholds.js';
 import type { Drained, Servers, Started } from './phase-results.js';
+import type { ShardSummary } from '../shard-summary.js';
 import { round1, type RunContext } from './run-context.js';
+
+/** The groups with the shard's device counts (the whole groups without --shard). */
+function shardGroups<G extends { count: number }>(groups: readonly G[], plan: RunContext['plan']): G[] {
+  return groups.map((g, i) => ({ ...g, count: plan.groups[i]!.devices }));
+}
 
 export async function summarise(ctx: RunContext, servers: Servers, started: Started, drained: Drained): Promise<RunScenarioResult> {
   const { opts, out, scenario } = ctx;
@@ -24,7 +30,7 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
     startedAtMs: startAtMs,
     durationMs: wallMs,
     totalDevices: ctx.totalDevices,
-    devicesByApi: devicesByApi(scenario.groups),
+    devicesByApi: devicesByApi(shardGroups(scenario.groups, ctx.plan)),
     aggregate: ctx.aggregate,
     undelivered: drained.undelivered,
     ...(drained.drain ? { drain: drained.drain } : {}),
@@ -38,7 +44,14 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
   for (const c of servers.capabilities) await c.summarise?.(measured);
   const thresholds = evaluateThresholds(scenario.thresholds, measured);
   const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;
-  const summary: RunSummary = { ...measured, thresholds, exitCode };
+  const { shard, fleetDevices, shardDevices } = ctx.plan;
+  const summary: RunSummary & ShardSummary = {
+    ...measured,
+    shard: { index: shard.index, count: shard.count, devices: shardDevices, fleetDevices, fleetId: ctx.fleetId },
+    thresholds,
+    exitCode,
+  };
+  if (shard.count > 1) out(`evesim: shard ${shard.index}/${shard.count}: ${shardDevices} of ${fleetDevices} devices, fleet id ${ctx.fleetId}; figures and thresholds are this shard's\n`);
   out(renderReport(summary));
   if (opts.summaryJson) writeSummaryJson(opts.summaryJson, summary);
   return { exitCode, summary };

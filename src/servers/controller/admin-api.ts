@@ -9,6 +9,7 @@
 //   PATCH /admin/groups/{name}/config        ConfigPatch for every device of a group
 //   GET   /admin/fleet                       groups and device counts
 //   PUT   /admin/fleet                       { groups: GroupSpec[], devices: [{serial, group, deviceCertPem?}] }
+//   PATCH /admin/fleet                       the same body, added to the fleet (shards of one run)
 //   POST  /admin/maintenance                 { enabled: boolean }  → every device endpoint answers 503
 //   POST  /admin/certs                       { enabled: boolean }  → /certs answers 404 while false
 
@@ -108,6 +109,7 @@ function route(core: ControllerCore, method: string, url: string, body: Buffer):
       return ok({ groups: reg.allGroups().map((g) => ({ name: g.name, apps: g.spec.apps.map((a) => a.name), devices: counts.get(g.name) ?? 0 })) });
     }
     if (method === 'PUT') return ok(reg.setFleet(parseFleetSpec(parseJson(body))));
+    if (method === 'PATCH') return ok(reg.mergeFleet(parseFleetSpec(parseJson(body))));
   }
   if ((what === 'maintenance' || what === 'certs') && parts.length === 2 && method === 'POST') {
     const b = parseJson(body);

@@ -49,6 +49,11 @@ export class ControllerAdminClient {
     return this.call('PUT', '/admin/fleet', fleet);
   }
 
+  /** PATCH /admin/fleet: adds the groups it lacks and the devices to the fleet (DeviceRegistry.mergeFleet). */
+  mergeFleet(fleet: FleetSpec): Promise<{ groups: number; devices: number; preRegistered: number }> {
+    return this.call('PATCH', '/admin/fleet', fleet);
+  }
+
   fleet(): Promise<{ groups: { name: string; apps: string[]; devices: number }[] }> {
     return this.call('GET', '/admin/fleet');
   }

@@ -28,7 +28,16 @@ export function certHashKey(sha256: Uint8Array): string {
   return Buffer.from(sha256.buffer, sha256.byteOffset, sha256.byteLength).toString('latin1');
 }
 
+interface PreRegistration {
+  serial: string;
+  group: GroupState;
+  hashKey: string;
+  key: KeyObject;
+}
+
 export class DeviceRegistry {
+  /** Whether a fleet was set (PUT /admin/fleet or the options); until then the default group alone. */
+  private fleetSet = false;
   private groups: GroupState[] = [new GroupState(DEFAULT_GROUP)];
   private groupByName = new Map<string, GroupState>(this.groups.map((g) => [g.name, g]));
   /** Serial → group, for the serials the fleet lists. */
@@ -80,7 +89,49 @@ export class DeviceRegistry {
     const groups = spec.groups.length > 0 ? spec.groups.map((g) => new GroupState(g)) : [new GroupState(DEFAULT_GROUP)];
     const groupByName = new Map(groups.map((g) => [g.name, g]));
     const fleetSerials = new Map<string, GroupState>();
-    const pre: { serial: string; group: GroupState; hashKey: string; key: KeyObject }[] = [];
+    const pre = this.checkFleetDevices(spec, groupByName, fleetSerials);
+    const pcrTemplates = resolvePcrTemplates(spec.attestation);
+    this.pcrTemplates = pcrTemplates;
+    this.groups = groups;
+    this.groupByName = groupByName;
+    this.fleetSerials = fleetSerials;
+    this.fleetSet = true;
+    for (const dev of this.byUuid.values()) {
+      dev.group = fleetSerials.get(dev.serial) ?? groupByName.get(dev.group.name) ?? groups[0]!;
+    }
+    this.preRegister(pre, now);
+    return { groups: groups.length, devices: spec.devices.length, preRegistered: pre.length };
+  }
+
+  /**
+   * Adds to the fleet instead of replacing it (PATCH /admin/fleet): what each shard of a fleet run
+   * sends one controller, its own devices. Groups the controller has keep their state (config
+   * changes made since); groups it lacks are added; the devices' serials are added (a serial listed
+   * again moves to the group named now) and pre-registered as setFleet does. Before any fleet was
+   * set, the same as setFleet. Everything is checked before anything changes.
+   */
+  mergeFleet(spec: FleetSpec, now = Date.now()): { groups: number; devices: number; preRegistered: number } {
+    if (!this.fleetSet) return this.setFleet(spec, now);
+    const added = spec.groups.filter((g) => !this.groupByName.has(g.name)).map((g) => new GroupState(g));
+    const groupByName = new Map(this.groupByName);
+    for (const g of added) groupByName.set(g.name, g);
+    const fleetSerials = new Map(this.fleetSerials);
+    const pre = this.checkFleetDevices(spec, groupByName, fleetSerials);
+    if (spec.attestation) this.pcrTemplates = resolvePcrTemplates(spec.attestation);
+    this.groups = [...this.groups, ...added];
+    this.groupByName = groupByName;
+    this.fleetSerials = fleetSerials;
+    for (const d of spec.devices) {
+      const dev = this.bySerial.get(d.serial);
+      if (dev) dev.group = groupByName.get(d.group)!;
+    }
+    this.preRegister(pre, now);
+    return { groups: this.groups.length, devices: fleetSerials.size, preRegistered: pre.length };
+  }
+
+  /** Checks the devices of `spec` against `groupByName`, noting each serial's group in `fleetSerials`; the devices to pre-register. */
+  private checkFleetDevices(spec: FleetSpec, groupByName: ReadonlyMap<string, GroupState>, fleetSerials: Map<string, GroupState>): PreRegistration[] {
+    const pre: PreRegistration[] = [];
     spec.devices.forEach((d, i) => {
       const group = groupByName.get(d.group)!;
       fleetSerials.set(d.serial, group);
@@ -98,20 +149,14 @@ export class DeviceRegistry {
       }
       if (!existing) pre.push({ serial: d.serial, group, hashKey, key: cert.publicKey });
     });
+    return pre;
+  }
 
-    const pcrTemplates = resolvePcrTemplates(spec.attestation);
-    this.pcrTemplates = pcrTemplates;
-    this.groups = groups;
-    this.groupByName = groupByName;
-    this.fleetSerials = fleetSerials;
-    for (const dev of this.byUuid.values()) {
-      dev.group = fleetSerials.get(dev.serial) ?? groupByName.get(dev.group.name) ?? groups[0]!;
-    }
+  private preRegister(pre: readonly PreRegistration[], now: number): void {
     for (const p of pre) {
       const dev = new DeviceRecord(randomUUID(), p.serial, '', p.hashKey, p.key, p.group, now, true);
       this.add(dev);
     }
-    return { groups: groups.length, devices: spec.devices.length, preRegistered: pre.length };
   }
 
   register(r: RegisterInput, now = Date.now()): RegisterOutcome {

@@ -1,0 +1,107 @@
+// Two shards of one fleet run at once against ONE `evesim controller` (the way a cluster runs:
+// --controller with --controller-admin), the controller requiring pre-registration: each shard
+// adds its devices to the controller's fleet (PATCH, so neither wipes the other's and every device
+// registers), and the controller-side timeline action is applied once, by shard 0, reaching shard
+// 1's devices too. Through the compiled code (dist/); needs `npm run build` first.
+
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadOrCreateOnboardingKit } from '../src/cli/onboarding-kit.js';
+import { identitySeed } from '../src/identity/fleet-id.js';
+import { hardwareSerial } from '../src/identity/serials.js';
+import type { ControllerAdminApi } from '../src/runner/controller-admin-api.js';
+import type * as RunModule from '../src/runner/run-scenario.js';
+import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
+
+const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+const runFile = join(dist, 'src/runner/run-scenario.js');
+const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
+
+const dir = mkdtempSync(join(tmpdir(), 'evesim-shared-ctl-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SCENARIO = `
+name: shared-controller
+seed: 31
+duration: 4s
+gracefulStop: 0s
+target: embedded
+groups:
+  - name: a
+    count: 3
+  - name: b
+    count: 2
+timeline:
+  - at: 1s
+    action: config-item
+    group: a
+    key: timer.metric.interval
+    value: 77
+thresholds:
+  - register.count >= 1 per device
+  - onboarded.count >= 100% of devices
+`;
+
+describe('shards sharing one evesim controller', () => {
+  it('each adds its devices; shard 0 alone applies the controller-side action', async () => {
+    if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) throw new Error('run "npm run build" before this test');
+    const run = (await import(runFile)) as typeof RunModule;
+    const ctl = (await import(controllerFile)) as typeof ControllerThreadModule;
+    const kit = loadOrCreateOnboardingKit(join(dir, 'controller'));
+    const controller = await ctl.startControllerInThread({
+      stateDir: join(dir, 'controller'),
+      onboardingCaPems: [readFileSync(kit.caFile, 'utf8')],
+      requirePreRegistration: true,
+    });
+    try {
+      const rootCaFile = join(dir, 'root.pem');
+      writeFileSync(rootCaFile, controller.rootCaPem);
+      const file = join(dir, 'shared.yaml');
+      writeFileSync(file, SCENARIO);
+      const admin = controller.admin;
+      const counting = (calls: string[]): ControllerAdminApi => ({
+        setFleet: (f) => (calls.push('setFleet'), admin.setFleet(f)),
+        mergeFleet: (f) => (calls.push('mergeFleet'), admin.mergeFleet(f)),
+        patchGroup: (n, p) => (calls.push('patchGroup'), admin.patchGroup(n, p)),
+        setMaintenance: (e) => (calls.push('setMaintenance'), admin.setMaintenance(e)),
+      });
+      const startAtMs = Date.now() + 6000;
+      const calls: string[][] = [[], []];
+      const errs = ['', ''];
+      const results = await Promise.all(
+        [0, 1].map((i) =>
+          run.runScenario({
+            scenarioFile: file,
+            shard: { index: i, count: 2 },
+            fleetId: 'cluster-1',
+            startAtMs,
+            workers: 1,
+            stateDir: join(dir, `state-${i}`), // as on two machines
+            controller: { url: controller.url, rootCaFile, onboardCertFile: kit.certFile, onboardKeyFile: kit.keyFile, insecure: false },
+            controllerAdmin: counting(calls[i]!),
+            quiet: true,
+            out: () => {},
+            err: (t) => (errs[i] += t),
+          }),
+        ),
+      );
+      expect(calls).toEqual([['mergeFleet', 'patchGroup'], ['mergeFleet']]);
+      expect(errs[1]).toContain('controller-side timeline actions are applied by shard 0 (this is shard 1/2)');
+      expect(results.map((r) => [r.exitCode, r.summary?.devices.total, r.summary?.devices.onboarded])).toEqual([
+        [0, 3, 3],
+        [0, 2, 2],
+      ]);
+      const seed = identitySeed(31, 'cluster-1');
+      const { devices } = await admin.devices({ limit: 100 });
+      expect(devices.map((d) => String(d.serial)).sort()).toEqual([0, 1, 2, 3, 4].map((i) => hardwareSerial(seed, i)).sort());
+      // Shard 1's device 1 (group a) is served the item shard 0 set on the shared group.
+      const config = await admin.deviceConfig(hardwareSerial(seed, 1));
+      expect(JSON.stringify(config.config)).toMatch(/timer\.metric\.interval.{0,20}77/);
+    } finally {
+      await controller.stop();
+    }
+  }, 90_000);
+});
