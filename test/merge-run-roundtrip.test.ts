@@ -72,7 +72,7 @@ describe('evesim merge of a real run', () => {
     expect(result.exitCode).toBe(0);
     const original = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
     expect(original.mergeable!.version).toBe(1);
-    expect(original.mergeable!.identity).toEqual({ scenario: 'merge-roundtrip', scenarioFile: file, seed: 21, target: 'embedded' });
+    expect(original.mergeable!.identity).toEqual({ scenario: 'merge-roundtrip', scenarioFile: file, seed: 21, target: 'embedded', fleetId: expect.stringMatching(/^[0-9a-f]{16}$/) });
     expect(Object.keys(original.mergeable!.histograms.endpoints).sort()).toEqual(Object.keys(original.endpoints).sort());
     expect(original.thresholds.find((t) => t.source.startsWith('register'))!.perDevice!.devices).toBe(3);
 

@@ -181,7 +181,7 @@ const ALL_DEVICES = Array.from({ length: DEVICES }, (_, i) => i);
 function shardPlans(n: number, base: Omit<ShardPlan, 'devices' | 'shard'>): ShardPlan[] {
   return Array.from({ length: n }, (_, i) => ({
     ...base,
-    shard: { index: i + 1, count: n },
+    shard: { index: i, count: n },
     devices: ALL_DEVICES.filter((d) => d % n === i),
   }));
 }
@@ -422,12 +422,15 @@ describe('merge of shard summaries', () => {
 
     it('a duplicate shard, a missing one, a shard count that differs, whole-fleet summaries twice', () => {
       const f = files();
-      expect(refusal([f[0]!, f[1]!, { ...f[1]!, file: 'copy.json' }])).toBe('copy.json: mergeable.identity.shard 2/3 again (also shard-2.json)');
-      expect(refusal([f[0]!, f[2]!])).toBe('missing shard 2/3 (mergeable.identity.shard): got 1/3, 3/3');
-      expect(refusal([f[2]!])).toBe('missing shards 1/3, 2/3 (mergeable.identity.shard): got 3/3');
+      expect(refusal([f[0]!, f[1]!, { ...f[1]!, file: 'copy.json' }])).toBe('copy.json: mergeable.identity.shard 1/3 again (also shard-2.json)');
+      expect(refusal([f[0]!, f[2]!])).toBe('missing shard 1/3 (mergeable.identity.shard): got 0/3, 2/3');
+      expect(refusal([f[2]!])).toBe('missing shards 0/3, 1/3 (mergeable.identity.shard): got 2/3');
       const g = files();
       (g[1]!.data as RunSummary).mergeable!.identity.shard = { index: 2, count: 4 };
       expect(refusal(g)).toBe('shard-2.json: mergeable.identity.shard is 2/4 but shard-1.json is one of 3 shards');
+      const ids = files();
+      ids.forEach((x, i) => ((x.data as RunSummary).mergeable!.identity.fleetId = i === 1 ? 'fleet-b' : 'fleet-a'));
+      expect(refusal(ids)).toBe('shard-2.json: mergeable.identity.fleetId is "fleet-b" but shard-1.json has "fleet-a": not shards of one run');
       const whole = asFiles([single, single]);
       expect(refusal(whole)).toBe('shard-2.json: no mergeable.identity.shard, and neither has shard-1.json: both ran the whole fleet, merging would count it twice');
       expect(refusal([f[0]!, { file: 'whole.json', data: JSON.parse(JSON.stringify(single)) as unknown }])).toBe(
@@ -455,7 +458,7 @@ describe('merge of shard summaries', () => {
       writeFileSync(shard1, summaryToJson(three[0]!));
       err = '';
       expect(runMerge({ summaries: [shard1] }, io).exitCode).toBe(2);
-      expect(err).toBe('evesim merge: missing shards 2/3, 3/3 (mergeable.identity.shard): got 1/3\n');
+      expect(err).toBe('evesim merge: missing shards 1/3, 2/3 (mergeable.identity.shard): got 0/3\n');
     });
   });
 });

@@ -13,6 +13,8 @@ export interface SummaryInputs {
   scenario: { name: string; file: string; seed: number; thresholds?: readonly ThresholdSpec[]; groups?: readonly BasisGroup[] };
   /** `--shard i/n`: the part of the fleet this process ran (absent: all of it). */
   shard?: ShardOfFleet;
+  /** The fleet id the serials were made with (shards of one fleet share it). */
+  fleetId?: string;
   target: string;
   startedAtMs: number;
   durationMs: number;
@@ -104,6 +106,7 @@ function mergeableSection(i: SummaryInputs, rateSeconds: number): MergeableSecti
       scenarioFile: i.scenario.file,
       seed: i.scenario.seed,
       target: i.target,
+      ...(i.fleetId !== undefined ? { fleetId: i.fleetId } : {}),
       ...(i.shard ? { shard: { index: i.shard.index, count: i.shard.count } } : {}),
     },
     startedAtMs: i.startedAtMs,

@@ -38,8 +38,8 @@ export function checkSummaryFile(file: string, data: unknown): ShardSummary {
   const shard = m.identity!.shard;
   if (shard !== undefined) {
     const { index, count } = shard;
-    if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 1 || index > count) {
-      throw new MergeRefused(`${file}: mergeable.identity.shard ${JSON.stringify(shard)} is not a shard i/n with 1 ≤ i ≤ n`);
+    if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 0 || index >= count) {
+      throw new MergeRefused(`${file}: mergeable.identity.shard ${JSON.stringify(shard)} is not a shard i/n with 0 ≤ i < n`);
     }
   }
   checkHistograms(file, m.histograms!, '');
@@ -67,7 +67,7 @@ export function checkShardSet(shards: readonly ShardSummary[]): void {
   const id0 = first.summary.mergeable.identity;
   for (const s of shards.slice(1)) {
     const id = s.summary.mergeable.identity;
-    for (const field of ['scenarioFile', 'scenario', 'seed', 'target'] as const) {
+    for (const field of ['scenarioFile', 'scenario', 'seed', 'target', 'fleetId'] as const) {
       if (id[field] !== id0[field]) {
         throw new MergeRefused(
           `${s.file}: mergeable.identity.${field} is ${JSON.stringify(id[field])} but ${first.file} has ${JSON.stringify(id0[field])}: not shards of one run`,
@@ -102,7 +102,7 @@ export function checkShardSet(shards: readonly ShardSummary[]): void {
     seen.set(shard.index, s.file);
   }
   const missing: string[] = [];
-  for (let i = 1; i <= n; i++) if (!seen.has(i)) missing.push(`${i}/${n}`);
+  for (let i = 0; i < n; i++) if (!seen.has(i)) missing.push(`${i}/${n}`);
   if (missing.length > 0) {
     throw new MergeRefused(`missing shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (mergeable.identity.shard): got ${[...seen.keys()].sort((a, b) => a - b).map((i) => `${i}/${n}`).join(', ')}`);
   }

@@ -43,7 +43,10 @@ export function mergeSummaries(files: readonly { file: string; data: unknown }[]
   const thresholds = evaluateThresholds(measured.mergeable!.thresholds, measured);
   const failedShards = shards.filter((s) => s.summary.exitCode === 1 && noThresholdFailed(s.summary.thresholds ?? [])).map((s) => s.file);
   const exitCode = failedShards.length > 0 || !noThresholdFailed(thresholds) ? 1 : 0;
-  return { summary: { ...measured, thresholds, exitCode }, shards, failedShards };
+  // The merge is the whole fleet again: shard 0 of 1, as a run without --shard says.
+  const fleetId = measured.mergeable!.identity.fleetId;
+  const shard = fleetId !== undefined ? { shard: { index: 0, count: 1, devices: measured.devices.total, fleetDevices: measured.devices.total, fleetId } } : {};
+  return { summary: { ...measured, ...shard, thresholds, exitCode }, shards, failedShards };
 }
 
 function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
@@ -89,7 +92,7 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
   out.mergeable = {
     version: first.mergeable.version,
     // The merge is the whole fleet: no shard.
-    identity: { scenario: first.scenario, scenarioFile: first.scenarioFile, seed: first.seed, target: first.target },
+    identity: { scenario: first.scenario, scenarioFile: first.scenarioFile, seed: first.seed, target: first.target, ...(first.mergeable.identity.fleetId !== undefined ? { fleetId: first.mergeable.identity.fleetId } : {}) },
     startedAtMs: start,
     durationMs,
     rateSeconds: seconds,

@@ -15,7 +15,7 @@ import type { SiteCommand } from './lps/lps-sites.js';
 /** Bumped when the section changes in a way an older `evesim merge` would misread. */
 export const MERGEABLE_VERSION = 1;
 
-/** `--shard i/n`: this process ran part i (1..n) of a fleet split in n. */
+/** `--shard i/n`: this process ran part i (0..n-1) of a fleet split in n. */
 export interface ShardOfFleet {
   index: number;
   count: number;
@@ -39,6 +39,8 @@ export interface MergeableSection {
     scenarioFile: string;
     seed: number;
     target: string;
+    /** `--fleet-id` (or the state directory's): shards of one fleet share it. */
+    fleetId?: string;
     /** Absent: the process ran the whole fleet. */
     shard?: ShardOfFleet;
   };

@@ -32,6 +32,9 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
     totalDevices: ctx.totalDevices,
     devicesByApi: devicesByApi(shardGroups(scenario.groups, ctx.plan)),
     aggregate: ctx.aggregate,
+    // A shard of several: the merge (evesim merge) puts the shards together again.
+    ...(ctx.plan.shard.count > 1 ? { shard: { index: ctx.plan.shard.index, count: ctx.plan.shard.count } } : {}),
+    ...(ctx.fleetId !== undefined ? { fleetId: ctx.fleetId } : {}),
     undelivered: drained.undelivered,
     ...(drained.drain ? { drain: drained.drain } : {}),
     generator: {
