@@ -17,18 +17,13 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { ConfigMap, Namespace, PersistentVolumeClaim } from 'kubernetes-models/v1';
 import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { loadOrCreateOnboardingKit } from '../src/cli/onboarding-kit.js';
+import { envValue, expandArgs, readYamlDocuments, shardEnvironment, shardJobOf, type Manifest, type ShardJob } from './fixtures/indexed-job.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEPLOY = join(ROOT, 'deploy', 'kubernetes');
 const KUSTOMIZATIONS = ['base', 'overlays/10x10k', 'merge', 'prometheus-operator'];
 
-// Flags the manifests pass to `evesim run` that other branches are adding (issue 10). While a flag
-// is listed here the CLI must still reject it as unknown; once they are merged that check fails,
-// and emptying this list turns on the real `evesim run ... --dry-run` of every shard below.
-// TODO(lead, after merging --shard/--start-at/--fleet-id/--dry-run/--metrics-host): empty this list.
-const FLAGS_NOT_YET_IN_EVESIM: string[] = [];
 
-type Manifest = { apiVersion?: string; kind?: string; metadata?: { name?: string }; [k: string]: unknown };
 
 /** Validates with the model of its kind; throws naming the object when the schema rejects it. */
 function validateManifest(m: Manifest, where: string): void {
@@ -47,14 +42,6 @@ function validateManifest(m: Manifest, where: string): void {
   } catch (e) {
     throw new Error(`${where}: ${key} ${m.metadata?.name}: ${(e as Error).message}`);
   }
-}
-
-/** The documents of a YAML file, read as Kubernetes reads them (YAML 1.1: 0440 is octal). */
-function readYamlDocuments(file: string): Manifest[] {
-  return parseAllDocuments(readFileSync(file, 'utf8'), { version: '1.1' }).map((doc, i) => {
-    if (doc.errors.length > 0) throw new Error(`${file}: document ${i + 1}: ${doc.errors[0]!.message}`);
-    return doc.toJS() as Manifest;
-  });
 }
 
 function yamlFilesUnder(dir: string): string[] {
@@ -94,74 +81,12 @@ function kustomize(dir: string): Manifest[] {
 
 // --- the shard Job -----------------------------------------------------------------------------
 
-interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: { configMapKeyRef?: { name: string; key: string }; fieldRef?: unknown };
-}
-interface ShardContainer {
-  name: string;
-  image: string;
-  args: string[];
-  env: EnvVar[];
-  ports: { name: string; containerPort: number }[];
-  volumeMounts: { name: string; mountPath: string }[];
-  resources: { requests: { cpu: string; memory: string } };
-}
-interface ShardJob {
-  spec: {
-    completionMode: string;
-    completions: number;
-    parallelism: number;
-    template: {
-      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
-      spec: {
-        securityContext: { runAsNonRoot: boolean; runAsUser: number; fsGroup: number };
-        containers: ShardContainer[];
-        volumes: { name: string; secret?: { secretName: string; defaultMode: number }; configMap?: { name: string } }[];
-      };
-    };
-  };
-}
-
-function shardJobOf(manifests: Manifest[]): ShardJob {
-  const jobs = manifests.filter((m) => m.kind === 'Job' && m.metadata?.name === 'evesim');
-  expect(jobs).toHaveLength(1);
-  return jobs[0] as unknown as ShardJob;
-}
-const envValue = (c: ShardContainer, name: string): string | undefined => c.env.find((e) => e.name === name)?.value;
-
-/**
- * Kubernetes' expansion of $(VAR) in a container's args: from the container's environment, $$ for a
- * literal $, unknown references left as they are. `env` holds the values the pod would get.
- */
-function expandArgs(args: string[], env: Map<string, string>): string[] {
-  return args.map((a) => a.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name: string | undefined) => {
-    if (name === undefined) return '$';
-    return env.get(name) ?? ref;
-  }));
-}
-
 /** What the user's evesim-run ConfigMap holds in the test (README.md shows how it is made). */
 const RUN_CONFIG = {
   controller: 'https://127.0.0.1:9', // loopback only: with --dry-run nothing is contacted
   'start-at': new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z'),
   'fleet-id': 'fleet-test',
 };
-
-/** The environment of shard `index`'s container, as the Job controller and kubelet set it. */
-function shardEnvironment(c: ShardContainer, index: number): Map<string, string> {
-  const env = new Map<string, string>([['JOB_COMPLETION_INDEX', String(index)]]); // set by the Job controller (Indexed mode)
-  for (const e of c.env) {
-    if (e.value !== undefined) env.set(e.name, e.value);
-    else if (e.valueFrom?.configMapKeyRef?.name === 'evesim-run') {
-      const value = RUN_CONFIG[e.valueFrom.configMapKeyRef.key as keyof typeof RUN_CONFIG];
-      if (value === undefined) throw new Error(`env ${e.name}: evesim-run has no key ${e.valueFrom.configMapKeyRef.key}`);
-      env.set(e.name, value);
-    } else throw new Error(`env ${e.name}: a source this test does not know`);
-  }
-  return env;
-}
 
 /** The value following `flag` in args (undefined when the flag is absent). */
 const flagValue = (args: string[], flag: string): string | undefined => {
@@ -191,7 +116,7 @@ function checkShardJob(job: ShardJob, shards: number, fleetDevices: number): voi
   expect(c.ports).toContainEqual({ name: 'metrics', containerPort: 9464 });
   expect(spec.template.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9464', 'prometheus.io/path': '/metrics' });
 
-  const perShard = Array.from({ length: shards }, (_, i) => expandArgs(c.args, shardEnvironment(c, i)));
+  const perShard = Array.from({ length: shards }, (_, i) => expandArgs(c.args, shardEnvironment(c, i, RUN_CONFIG)));
   for (const [i, args] of perShard.entries()) {
     expect(args.filter((a) => a.includes('$(')), `shard ${i}: unexpanded references`).toEqual([]);
     expect(flagValue(args, '--shard')).toBe(`${i}/${shards}`);
@@ -339,7 +264,7 @@ describe('the shard command is one evesim run accepts', () => {
   function localArgs(index: number): string[] {
     const job = shardJobOf(readYamlDocuments(join(DEPLOY, 'base', 'job.yaml')));
     const c = job.spec.template.spec.containers[0]!;
-    const args = expandArgs(c.args, shardEnvironment(c, index));
+    const args = expandArgs(c.args, shardEnvironment(c, index, RUN_CONFIG));
     const kit = loadOrCreateOnboardingKit(join(work, 'kit'));
     const places: Record<string, string> = {
       '/etc/evesim/scenario/scenario.yaml': join(DEPLOY, 'base', 'scenario.yaml'),
@@ -358,22 +283,11 @@ describe('the shard command is one evesim run accepts', () => {
     return { status: r.status, stderr: r.stderr, stdout: r.stdout };
   }
 
-  if (FLAGS_NOT_YET_IN_EVESIM.length > 0) {
-    // Until the flags are merged: every other flag of the manifests is known to evesim run, and the
-    // pending ones are still unknown (this fails once they exist: then empty FLAGS_NOT_YET_IN_EVESIM).
-    it('knows every flag of the manifests except those still being added (FLAGS_NOT_YET_IN_EVESIM)', () => {
-      const r = evesim([...localArgs(0), '--dry-run']);
-      expect(r.status, r.stderr).toBe(2);
-      const unknown = /Unknown arguments?: (.*)/.exec(r.stderr)?.[1]?.split(', ').filter((f) => !/[A-Z]/.test(f)) ?? [];
-      expect(unknown.map((f) => `--${f}`).sort()).toEqual([...FLAGS_NOT_YET_IN_EVESIM].sort());
-    });
-  } else {
-    // The real CLI, as the container runs it, with --dry-run (checks everything, contacts nothing).
-    it('every shard of the base passes evesim run --dry-run', () => {
-      for (let i = 0; i < 2; i++) {
-        const r = evesim([...localArgs(i), '--dry-run']);
-        expect(r.status, `shard ${i}: ${r.stderr}`).toBe(0);
-      }
-    });
-  }
+  // The real CLI, as the container runs it, with --dry-run (checks everything, contacts nothing).
+  it('every shard of the base passes evesim run --dry-run', () => {
+    for (let i = 0; i < 2; i++) {
+      const r = evesim([...localArgs(i), '--dry-run']);
+      expect(r.status, `shard ${i}: ${r.stderr}`).toBe(0);
+    }
+  });
 });
