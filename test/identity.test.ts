@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { afterAll, describe, expect, test } from 'vitest';
 import * as x509 from '@peculiar/x509';
 import { X509Certificate, createPublicKey, sign, verify, webcrypto } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, connect } from 'node:tls';
@@ -270,6 +270,22 @@ describe('fleet state directory', () => {
     expect(identity.serial).toBe(hardwareSerial('pure', 41));
     expect(stored.deviceKey.d).toBeTruthy();
     expect(new X509Certificate(identity.onboardCertPem).verify(new X509Certificate(ca.certPem).publicKey)).toBe(true);
+  });
+});
+
+describe('state directory modes', () => {
+  test("a state directory made inside an existing folder is 0700, and the folder's own mode is left alone", () => {
+    // The parent may be /tmp or the user's home: evesim once chmod-ed it to 0700.
+    const parent = join(tmp, 'shared-parent');
+    mkdirSync(parent, { mode: 0o755 });
+    chmodSync(parent, 0o1777);
+    const stateDir = join(parent, 'state');
+    const store = FleetIdentityStore.open({ stateDir, seed: 77 });
+    store.release();
+    loadOrCreateControllerPki(join(parent, 'controller'), { rootKeyType: 'ec' });
+    expect(statSync(parent).mode & 0o7777).toBe(0o1777);
+    expect(mode(stateDir)).toBe(0o700);
+    expect(mode(join(parent, 'controller'))).toBe(0o700);
   });
 });
 

@@ -10,9 +10,13 @@ export const PRIVATE_FILE_MODE = 0o600;
 export const PUBLIC_FILE_MODE = 0o644;
 export const PRIVATE_DIR_MODE = 0o700;
 
+/**
+ * Makes `dir` (and missing parents) mode 0700. A directory that already exists is left as it is: the
+ * parent of a state directory may be the user's home or /tmp, whose modes are not ours to change.
+ */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  chmodSync(dir, PRIVATE_DIR_MODE);
+  const firstMade = mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  if (firstMade !== undefined) chmodSync(dir, PRIVATE_DIR_MODE); // exact, whatever the umask
 }
 
 function tempName(path: string): string {
