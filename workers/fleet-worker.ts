@@ -24,6 +24,8 @@ export default async function runFleetWorker({ task, port }: FleetWorkerInput): 
       runner.stop();
       go(undefined);
     }
+    // Before 'go' too: run() then skips the run phase and drains at once.
+    else if (m.type === 'end-run-phase') runner.endRunPhase();
   });
   // A stray rejection in device code must not take the worker (and its shard's figures) down.
   const onRejection = (reason: unknown) => runner.onStrayError(reason);

@@ -6,6 +6,8 @@
 //   main → worker  { type: 'go' }         the common start time of the run (epoch ms)
 //   worker → main  { type: 'delta' }      every second while running (delta-sender.ts)
 //   main → worker  { type: 'stop' }       end early (Ctrl-C); the worker still returns its result
+//   main → worker  { type: 'end-run-phase' }  end the run phase now, as if the duration were over:
+//                                         the graceful stop (drain) still follows
 //
 // The worker's final figures come back as the task's return value (ShardResult), not on the
 // port: messages on two channels have no common order, and the last delta must not be lost.
@@ -83,8 +85,13 @@ export interface StopMessage {
   type: 'stop';
 }
 
+/** The caller ended the run phase early (RunScenarioOptions.endRunPhase); ShardRunner.endRunPhase(). */
+export interface EndRunPhaseMessage {
+  type: 'end-run-phase';
+}
+
 export type WorkerToMain = ProgressMessage | ReadyMessage | DeltaMessage;
-export type MainToWorker = GoMessage | StopMessage;
+export type MainToWorker = GoMessage | StopMessage | EndRunPhaseMessage;
 
 /** How the end-of-run drain of one worker went. */
 export interface ShardDrainResult {

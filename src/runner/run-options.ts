@@ -5,6 +5,7 @@
 import type { ControllerAdminApi } from './controller-admin-api.js';
 import type { StartEmbeddedLps } from './lps/lps-sites.js';
 import type { FleetShard } from '../fleet/fleet-shard.js';
+import type { FleetAggregate } from './aggregate.js';
 import type { ShardSummary } from './shard-summary.js';
 import type { RunSummary } from './summary-json.js';
 
@@ -60,6 +61,17 @@ export interface RunScenarioOptions {
   err?: (text: string) => void;
   /** The compiled worker file (tests); default: found next to the compiled runner (worker-file.ts). */
   workerFile?: string;
+  /** Ends the run phase early (tests: once what they wait for has happened, with the scenario's
+   *  duration as an upper bound), as if the duration were over: every worker's devices drain
+   *  (gracefulStop) and the summary follows, its durationMs the run phase as it really lasted. A
+   *  signal that fired before the run started ends the run phase right at the start. */
+  endRunPhase?: AbortSignal;
+  /** Called on the main thread after each worker delta (about one a second per worker while
+   *  running and draining) is merged into the fleet aggregate, with that aggregate (read it, do
+   *  not change it): e.g. a test fires endRunPhase once every device onboarded
+   *  (aggregate.onboardedEver()) and each endpoint it needs was used (aggregate.endpoints). An
+   *  exception it throws is reported on `err` and otherwise ignored. */
+  onProgress?: (aggregate: FleetAggregate) => void;
 }
 
 export interface RunScenarioResult {

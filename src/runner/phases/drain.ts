@@ -1,4 +1,4 @@
-// Phase 5: the end of the run. After the duration the workers drain (devices deliver their queues,
+// Phase 5: the end of the run. After the duration (or once the caller ended the run phase) the workers drain (devices deliver their queues,
 // up to gracefulStop) and report; a worker stuck past the end is given up on. What they handed
 // back (final deltas, undelivered messages, health, the drain) is collected by worker-results.ts.
 
@@ -14,25 +14,28 @@ const STOP_GRACE_MS = 30_000;
 export async function drain(ctx: RunContext, servers: Servers, workers: Workers, started: Started): Promise<Drained> {
   const { err, scenario, cleanups, aggregate } = ctx;
   const { progress } = servers;
-  const { startAtMs } = started;
+  const { runPhase } = started;
   const gracefulStopMs = scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS;
+  let finished = false;
+  cleanups.add(() => void (finished = true));
   if (progress && gracefulStopMs > 0) {
-    const note = setTimeout(
-      () => progress.setNote(`draining: devices deliver what they have queued (up to ${formatSeconds(gracefulStopMs)})`),
-      Math.max(0, startAtMs + scenario.durationMs - Date.now()),
-    );
-    cleanups.add(() => clearTimeout(note));
+    void runPhase.ended.then(() => {
+      if (!finished) progress.setNote(`draining: devices deliver what they have queued (up to ${formatSeconds(gracefulStopMs)})`);
+    });
   }
   // A worker stuck in device code past the end is given up on (pool.destroy() ends its thread in
-  // cleanup); its figures since its last delta are lost, and the run fails.
-  const results = await settleBy(
-    workers.tasks,
-    startAtMs + scenario.durationMs + gracefulStopMs + STOP_GRACE_MS,
-    `did not finish within ${STOP_GRACE_MS / 1000} s after the end of the run and its drain (stuck in device code?); its last second of figures is lost`,
-  );
-  // The measured window: the planned end, or earlier when stopped (Ctrl-C); stopping takes a
-  // moment after it, which is not part of the run.
-  const endMs = Math.min(Date.now(), startAtMs + scenario.durationMs);
+  // cleanup); its figures since its last delta are lost, and the run fails. The deadline counts
+  // from the planned end, or from the early end once the caller ended the run phase.
+  const lateReason = `did not finish within ${STOP_GRACE_MS / 1000} s after the end of the run and its drain (stuck in device code?); its last second of figures is lost`;
+  const giveUpAfterMs = gracefulStopMs + STOP_GRACE_MS;
+  const results = await Promise.race([
+    settleBy(workers.tasks, runPhase.plannedEndMs + giveUpAfterMs, lateReason),
+    runPhase.ended.then((endedAtMs) => settleBy(workers.tasks, endedAtMs + giveUpAfterMs, lateReason)),
+  ]);
+  finished = true;
+  // The measured window: the planned end, the early end, or earlier when stopped (Ctrl-C);
+  // stopping takes a moment after it, which is not part of the run.
+  const endMs = runPhase.windowEndMs();
   const cpu = process.cpuUsage(started.cpuStart);
   progress?.stop();
 

@@ -8,6 +8,7 @@ import type { ControllerAdminApi } from '../controller-admin-api.js';
 import type { MetricsServer } from '../metrics-server.js';
 import type { ProgressView } from '../progress-view.js';
 import type { RunningCapability } from '../run-capability.js';
+import type { RunPhaseEnd } from './run-phase-end.js';
 import type { WorkerFigures } from './worker-results.js';
 
 /** start-servers: the target and what serves the run. */
@@ -39,11 +40,13 @@ export interface Started {
   cpuStart: NodeJS.CpuUsage;
   /** The main thread's event-loop lag over the run. */
   mainLoop: LoopMonitor;
+  /** When the run phase ends: the planned end, or earlier (RunScenarioOptions.endRunPhase). */
+  runPhase: RunPhaseEnd;
 }
 
 /** drain: the workers' figures, once they have stopped. */
 export interface Drained extends WorkerFigures {
-  /** End of the measured window, epoch ms: the planned end, or earlier when stopped (Ctrl-C). */
+  /** End of the measured window, epoch ms: the planned end, or earlier when ended early (endRunPhase) or stopped (Ctrl-C). */
   endMs: number;
   /** Process CPU use since the start. */
   cpu: NodeJS.CpuUsage;

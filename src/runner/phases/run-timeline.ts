@@ -1,6 +1,8 @@
 // Phase 4: the run itself. Starts every worker at one common instant, schedules the timeline
 // actions that go through the embedded controller's admin API and those of the capabilities (the
 // sites' LPSs), and turns Ctrl-C into an orderly stop (devices stop, what was measured is reported).
+// The caller's endRunPhase signal ends the run phase early, as if the duration were over: the
+// workers drain as at the planned end.
 // With --shard every process applies the controller-side actions to its own embedded controller,
 // which serves only that shard's devices, so each device sees each action once, as in a single run.
 // An `evesim controller` the shards share (--controller --controller-admin) gets them from shard 0
@@ -10,6 +12,7 @@ import { LoopMonitor } from '../../fleet/loop-monitor.js';
 import type { Scenario } from '../../scenario/scenario-types.js';
 import { applyTimelineAction, isControllerSide, type ControllerAdminApi } from '../controller-admin.js';
 import type { Servers, Started, Workers } from './phase-results.js';
+import { RunPhaseEnd } from './run-phase-end.js';
 import { reason, type Print, type RunContext } from './run-context.js';
 import { broadcast } from './start-workers.js';
 
@@ -35,21 +38,35 @@ export function startInstant(ctx: Pick<RunContext, 'startAtMs' | 'now' | 'err'>)
 }
 
 export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers): Started {
-  const { err, scenario, cleanups } = ctx;
+  const { err, scenario, cleanups, opts } = ctx;
   const { progress, admin } = servers;
   const mainLoop = new LoopMonitor();
   const cpuStart = process.cpuUsage();
   const startAtMs = startInstant(ctx);
   broadcast(workers.ports, { type: 'go', startAtMs });
+  const runPhase = new RunPhaseEnd(startAtMs, startAtMs + scenario.durationMs);
+  cleanups.add(() => runPhase.dispose());
   progress?.setNote(undefined);
   progress?.start(startAtMs);
   // A controller the shards share (--controller-admin) gets each controller-side action once: from shard 0.
   const appliesControllerActions = !servers.adminShared || ctx.plan.shard.index === 0;
   const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, appliesControllerActions ? admin : undefined, err);
+  for (const c of servers.capabilities) timelineTimers.push(...(c.scheduleTimeline?.(startAtMs) ?? []));
   cleanups.add(() => timelineTimers.forEach(clearTimeout));
-  for (const c of servers.capabilities) {
-    const timers = c.scheduleTimeline?.(startAtMs) ?? [];
-    cleanups.add(() => timers.forEach(clearTimeout));
+  const signal = opts.endRunPhase;
+  if (signal) {
+    // The workers get it after 'go' (one port each, in order), however early the caller fired it.
+    // Timeline actions still due belong to the run phase, which is over.
+    const onEnd = () => {
+      runPhase.end();
+      timelineTimers.forEach(clearTimeout);
+      broadcast(workers.ports, { type: 'end-run-phase' });
+    };
+    if (signal.aborted) onEnd();
+    else {
+      signal.addEventListener('abort', onEnd, { once: true });
+      cleanups.add(() => signal.removeEventListener('abort', onEnd));
+    }
   }
   const onSigint = () => {
     err('\nevesim: interrupted: stopping devices and reporting what was measured\n');
@@ -59,7 +76,7 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   cleanups.add(() => void process.off('SIGINT', onSigint));
   const mainLoopSampler = setInterval(() => mainLoop.sample(), 1000);
   cleanups.add(() => clearInterval(mainLoopSampler));
-  return { startAtMs, cpuStart, mainLoop };
+  return { startAtMs, cpuStart, mainLoop, runPhase };
 }
 
 function scheduleControllerTimeline(

@@ -93,8 +93,10 @@ function launchShards(ctx: RunContext, servers: Servers, shards: readonly ShardS
     const { port1, port2 } = new MessageChannel();
     ports.push(port1);
     port1.on('message', (m: WorkerToMain) => {
-      if (m.type === 'delta') aggregate.merge(m.delta);
-      else if (m.type === 'progress') {
+      if (m.type === 'delta') {
+        aggregate.merge(m.delta);
+        watchProgress(ctx);
+      } else if (m.type === 'progress') {
         prepared.set(m.workerId, m.prepared);
         const done = [...prepared.values()].reduce((a, b) => a + b, 0);
         servers.progress?.setNote(`preparing identities ${done}/${total}`);
@@ -115,6 +117,15 @@ function launchShards(ctx: RunContext, servers: Servers, shards: readonly ShardS
     return pool.run({ task, port: port2 }, { transferList: [port2] }) as Promise<ShardResult>;
   });
   return { tasks, ports, allReady };
+}
+
+/** Hands the aggregate to the caller's onProgress; its mistakes must not end the run. */
+function watchProgress(ctx: RunContext): void {
+  try {
+    ctx.opts.onProgress?.(ctx.aggregate);
+  } catch (e) {
+    ctx.err(`evesim: onProgress failed: ${reason(e)}\n`);
+  }
 }
 
 /** Sends one message to every worker that still listens. */
