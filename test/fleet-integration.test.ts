@@ -11,20 +11,23 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type * as RunModule from '../src/runner/run-scenario.js';
 import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
+import type { FleetAggregate } from '../src/runner/aggregate.js';
+import type { RequestEndpointKey as EndpointKey } from '../src/device/ports.js';
+import type { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'evesim-integration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Devices learn the fast timers from their first accepted config (the poll before attestation is
-// answered 403, as for real EVE), so the run is long enough for two config rounds and log uploads.
-// (A fixed window: runScenario has no way yet to end the run phase once every endpoint was used.)
-// The graceful stop is only a bound: it ends as soon as every queue is delivered, so it can leave
-// a loaded machine plenty of room.
+// answered 403, as for real EVE). The duration is only an upper bound: the run phase ends
+// (endRunPhase) once every device is onboarded and has sent a flow log (fleetIsBusy below), so a
+// loaded machine gets more time instead of a failure. The graceful stop is a bound too: it ends as
+// soon as every queue is delivered.
 const SCENARIO = `
 name: integration-50
 seed: 4242
-duration: 75s
+duration: 240s
 gracefulStop: 120s
 target: embedded
 arrival: { model: uniform, over: 5s }
@@ -58,6 +61,27 @@ thresholds:
 `;
 
 const V2_ENDPOINTS = ['ping', 'certs', 'register', 'uuid', 'attest', 'config', 'info', 'metrics', 'logs', 'newlogs', 'applogs', 'appnewlogs', 'flowlog'];
+/** Delivered by the graceful stop (EVE's first upload tick is 90 s away): not watched while running. */
+const LOG_ENDPOINTS = new Set(['logs', 'newlogs', 'applogs', 'appnewlogs']);
+
+/**
+ * Every device is onboarded, every endpoint but the log ones was used, and the controller has a flow
+ * log from every device. A device sends a flow log only once an app of its has run for the 10 s
+ * flow-log interval, so by then every device has device lines (written from its start) and app
+ * lines: the graceful stop closes those files and delivers them (logs and applogs from the legacy
+ * group, newlogs and appnewlogs from the current one).
+ */
+async function fleetIsBusy(aggregate: FleetAggregate, admin: ControllerAdminClient, withFlowLog: Set<string>): Promise<boolean> {
+  if (aggregate.onboardedEver() !== 50 || (aggregate.endpoints.get('flowlog')?.count ?? 0) < 50) return false;
+  if (!V2_ENDPOINTS.every((e) => LOG_ENDPOINTS.has(e) || (aggregate.endpoints.get(e as EndpointKey)?.count ?? 0) > 0)) return false;
+  const { devices } = await admin.devices({ limit: 1000 });
+  for (const { uuid } of devices as { uuid: string }[]) {
+    if (withFlowLog.has(uuid)) continue;
+    const detail = (await admin.device(uuid)) as { counts: { endpoints: Record<string, { requests: number }> } };
+    if ((detail.counts.endpoints.flowlog?.requests ?? 0) > 0) withFlowLog.add(uuid);
+  }
+  return devices.length === 50 && withFlowLog.size === 50;
+}
 
 describe('a 50-device fleet against the embedded controller', () => {
   it('exercises every v2 endpoint, and the controller counts what the devices sent', async () => {
@@ -70,7 +94,27 @@ describe('a 50-device fleet against the embedded controller', () => {
     writeFileSync(file, SCENARIO);
     let controllerStats: Record<string, unknown> | undefined;
     const summaryJson = join(dir, 'summary.json');
+    let admin: ControllerAdminClient | undefined;
+    const end = new AbortController();
+    let checking = false;
+    const withFlowLog = new Set<string>();
+    let conditionMet = false;
     const { exitCode } = await runScenario({
+      endRunPhase: end.signal,
+      // One look at the controller's devices at a time; a failed look is tried on the next delta.
+      onProgress: (aggregate) => {
+        if (end.signal.aborted || checking || !admin) return;
+        checking = true;
+        fleetIsBusy(aggregate, admin, withFlowLog)
+          .then((busy) => {
+            if (busy && !end.signal.aborted) {
+              conditionMet = true;
+              end.abort();
+            }
+          })
+          .catch((e: unknown) => console.error('fleetIsBusy:', e))
+          .finally(() => (checking = false));
+      },
       scenarioFile: file,
       stateDir: join(dir, 'state'),
       summaryJson,
@@ -80,6 +124,7 @@ describe('a 50-device fleet against the embedded controller', () => {
       // The runner stops the controller at the end; read its counts just before.
       startEmbeddedController: async (opts) => {
         const c = await startControllerInThread(opts);
+        admin = c.admin;
         return {
           ...c,
           stop: async () => {
@@ -90,6 +135,7 @@ describe('a 50-device fleet against the embedded controller', () => {
       },
     });
     const s = JSON.parse(readFileSync(summaryJson, 'utf8')) as RunSummary;
+    expect(conditionMet, 'the run phase reached its 240 s bound before every device was onboarded and had sent a flow log').toBe(true);
 
     expect(exitCode).toBe(0);
     expect(s.devices.total).toBe(50);
