@@ -13,6 +13,7 @@ import type { Millis, Transport, TransportRequest, TransportResponse } from '../
 import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
 import type { ShardTask } from '../src/fleet/worker-protocol.js';
 import type { Scenario } from '../src/scenario/scenario-types.js';
+import type { FleetAggregate } from '../src/runner/aggregate.js';
 import type * as RunModule from '../src/runner/run-scenario.js';
 import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
 import { testGroup as group } from './fixtures/test-group.js';
@@ -139,13 +140,13 @@ const controllerFile = join(dist, 'src/servers/controller/controller-thread.js')
 const dir = mkdtempSync(join(tmpdir(), 'evesim-drain-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// A fixed 8 s window (runScenario cannot yet end the run phase on a condition): each device only
-// has to start, ask for its config once and write a few log lines in it, which leaves a loaded
-// machine seconds to spare. The graceful stop ends as soon as the queues are delivered.
+// The duration is only an upper bound: the run phase ends (endRunPhase) once every device is
+// onboarded, was refused its config before attestation (expected) and has written log lines for a
+// while (enoughHappened below). The graceful stop ends as soon as the queues are delivered.
 const SCENARIO = `
 name: drain-e2e
 seed: 23
-duration: 8s
+duration: 120s
 gracefulStop: 20s
 target: embedded
 arrival:
@@ -163,6 +164,17 @@ thresholds:
   - expected.count >= 4
 `;
 
+/**
+ * Every device onboarded and had its config poll before attestation refused (expected), and the
+ * run has lasted 2 s since the first delta (which comes after the start): with arrivals over 1 s
+ * every device has been writing lines at 3/s for over a second, which the drain delivers.
+ */
+function enoughHappened(aggregate: FleetAggregate, firstDeltaAtMs: number): boolean {
+  let configExpected = 0;
+  for (const [key, n] of aggregate.expected) if (key.startsWith('config|403|')) configExpected += n;
+  return aggregate.onboardedEver() === 4 && configExpected >= 4 && Date.now() - firstDeltaAtMs >= 2000;
+}
+
 describe('runScenario graceful stop (compiled runner, real devices, embedded controller)', () => {
   it('delivers every queued message after a short run: undelivered 0, config 403 before attestation expected, drain reported', async () => {
     if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) {
@@ -173,15 +185,23 @@ describe('runScenario graceful stop (compiled runner, real devices, embedded con
     const file = join(dir, 'drain.yaml');
     writeFileSync(file, SCENARIO);
     let outText = '';
+    const end = new AbortController();
+    let firstDeltaAtMs: number | undefined;
     const result = await run.runScenario({
       scenarioFile: file,
       workers: 2,
+      endRunPhase: end.signal,
+      onProgress: (aggregate) => {
+        firstDeltaAtMs ??= Date.now();
+        if (!end.signal.aborted && enoughHappened(aggregate, firstDeltaAtMs)) end.abort();
+      },
       stateDir: join(dir, 'state'),
       quiet: true,
       startEmbeddedController: ctl.startControllerInThread,
       out: (t) => (outText += t),
       err: () => {},
     });
+    expect(end.signal.aborted, 'the run phase reached its 120 s bound before every device onboarded and was refused its first config').toBe(true);
     const s = result.summary!;
     // Log files only exist as lines written since start: EVE's first upload tick is 90 s away, so
     // every newlogs request here was made by the drain.
