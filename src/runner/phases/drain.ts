@@ -1,6 +1,7 @@
-// Phase 5: the end of the run. After the duration (or once the caller ended the run phase) the workers drain (devices deliver their queues,
-// up to gracefulStop) and report; a worker stuck past the end is given up on. What they handed
-// back (final deltas, undelivered messages, health, the drain) is collected by worker-results.ts.
+// Phase 5: the end of the run. After the duration (or once the caller ended the run phase early)
+// the workers drain (devices deliver their queues, up to gracefulStop) and report; a worker stuck
+// past the end is given up on. What they handed back (final deltas, undelivered messages, health,
+// the drain) is collected by worker-results.ts.
 
 import { DEFAULT_GRACEFUL_STOP_MS } from '../../scenario/scenario-defaults.js';
 import type { Drained, Servers, Started, Workers } from './phase-results.js';
@@ -12,12 +13,11 @@ import { collectWorkerResults } from './worker-results.js';
 const STOP_GRACE_MS = 30_000;
 
 export async function drain(ctx: RunContext, servers: Servers, workers: Workers, started: Started): Promise<Drained> {
-  const { err, scenario, cleanups, aggregate } = ctx;
+  const { err, scenario, aggregate } = ctx;
   const { progress } = servers;
   const { runPhase } = started;
   const gracefulStopMs = scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS;
   let finished = false;
-  cleanups.add(() => void (finished = true));
   if (progress && gracefulStopMs > 0) {
     void runPhase.ended.then(() => {
       if (!finished) progress.setNote(`draining: devices deliver what they have queued (up to ${formatSeconds(gracefulStopMs)})`);
