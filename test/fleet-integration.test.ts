@@ -45,13 +45,15 @@ groups:
       timer.metric.interval: 10
       timer.deviceinfo.interval: 30
       newlog.allow.fastupload: true
+  # Legacy bundles are not compressed and a device keeps at most 32 KiB of log files in memory:
+  # low rates keep a run that a loaded machine stretches to the 240 s bound under that limit.
   - name: legacy
     count: 10
-    logs: { format: legacy, linesPerSec: 2 }
+    logs: { format: legacy, linesPerSec: 0.5 }
     flowlog: { interval: 10s }
     appStep: 1s
     apps:
-      - { name: web, logLinesPerSec: 1 }
+      - { name: web, logLinesPerSec: 0.25 }
     configItems:
       timer.config.interval: 10
       timer.metric.interval: 10
