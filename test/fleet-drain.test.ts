@@ -3,10 +3,9 @@
 // stand-in devices, then end to end through the compiled runner with real devices and the embedded
 // controller (needs `npm run build` first, as test/runner-run-scenario.test.ts).
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Millis, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
@@ -14,9 +13,8 @@ import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
 import type { ShardTask } from '../src/fleet/worker-protocol.js';
 import type { Scenario } from '../src/scenario/scenario-types.js';
 import type { FleetAggregate } from '../src/runner/aggregate.js';
-import type * as RunModule from '../src/runner/run-scenario.js';
-import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
 import { testGroup as group } from './fixtures/test-group.js';
+import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
 
 /** Holds 3 info messages; sends them only once told to drain, one every 20 ms, until delivered. */
@@ -134,9 +132,6 @@ describe('ShardRunner graceful stop', () => {
 
 // ---- end to end ----
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
-const runFile = join(dist, 'src/runner/run-scenario.js');
-const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
 const dir = mkdtempSync(join(tmpdir(), 'evesim-drain-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -177,11 +172,7 @@ function enoughHappened(aggregate: FleetAggregate, firstDeltaAtMs: number): bool
 
 describe('runScenario graceful stop (compiled runner, real devices, embedded controller)', () => {
   it('delivers every queued message after a short run: undelivered 0, config 403 before attestation expected, drain reported', async () => {
-    if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) {
-      throw new Error(`${runFile} or the compiled worker is missing: run "npm run build" before this test`);
-    }
-    const run = (await import(runFile)) as typeof RunModule;
-    const ctl = (await import(controllerFile)) as typeof ControllerThreadModule;
+    const { run, ctl } = await loadCompiledRunner();
     const file = join(dir, 'drain.yaml');
     writeFileSync(file, SCENARIO);
     let outText = '';

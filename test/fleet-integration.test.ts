@@ -3,19 +3,16 @@
 // controller's own per-endpoint counts equal what the devices recorded, and nothing unexpected fails.
 // Needs `npm run build` first (npm test does it through the pretest script).
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type * as RunModule from '../src/runner/run-scenario.js';
-import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import type { FleetAggregate } from '../src/runner/aggregate.js';
 import type { RequestEndpointKey as EndpointKey } from '../src/device/ports.js';
 import type { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
+import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'evesim-integration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -87,10 +84,10 @@ async function fleetIsBusy(aggregate: FleetAggregate, admin: ControllerAdminClie
 
 describe('a 50-device fleet against the embedded controller', () => {
   it('exercises every v2 endpoint, and the controller counts what the devices sent', async () => {
-    const runFile = join(dist, 'src/runner/run-scenario.js');
-    if (!existsSync(runFile)) throw new Error(`${runFile} is missing: run "npm run build" before this test`);
-    const { runScenario } = (await import(runFile)) as typeof RunModule;
-    const { startControllerInThread } = (await import(join(dist, 'src/servers/controller/controller-thread.js'))) as typeof ControllerThreadModule;
+    const {
+      run: { runScenario },
+      ctl: { startControllerInThread },
+    } = await loadCompiledRunner();
 
     const file = join(dir, 'integration.yaml');
     writeFileSync(file, SCENARIO);

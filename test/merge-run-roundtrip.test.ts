@@ -3,19 +3,15 @@
 // run. Needs `npm run build` first (as runner-run-scenario.test.ts).
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type * as RunModule from '../src/runner/run-scenario.js';
-import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
+import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const dist = join(root, 'dist/');
-const runFile = join(dist, 'src/runner/run-scenario.js');
-const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
 const cli = join(root, 'bin/evesim.js');
 
 const dir = mkdtempSync(join(tmpdir(), 'evesim-merge-run-'));
@@ -51,11 +47,7 @@ function figures(s: RunSummary): Omit<RunSummary, 'mergeable'> {
 
 describe('evesim merge of a real run', () => {
   it('merging the summary of a single run gives its figures, thresholds and exit code', async () => {
-    if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) {
-      throw new Error(`${runFile} or the compiled worker is missing: run "npm run build" before this test`);
-    }
-    const run = (await import(runFile)) as typeof RunModule;
-    const ctl = (await import(controllerFile)) as typeof ControllerThreadModule;
+    const { run, ctl } = await loadCompiledRunner();
     const file = join(dir, 'roundtrip.yaml');
     writeFileSync(file, SCENARIO);
     const summaryFile = join(dir, 'summary.json');

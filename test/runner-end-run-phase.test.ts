@@ -2,24 +2,13 @@
 // dist/workers/fleet-worker.js; needs `npm run build` first): a run with a long duration ends once
 // what the caller waits for has happened, the drain and summary follow as at the planned end.
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type * as RunModule from '../src/runner/run-scenario.js';
-import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
+import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
-const runFile = join(dist, 'src/runner/run-scenario.js');
-const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
 
-async function load(): Promise<{ run: typeof RunModule; ctl: typeof ControllerThreadModule }> {
-  if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) {
-    throw new Error(`${runFile} or the compiled worker is missing: run "npm run build" before this test`);
-  }
-  return { run: (await import(runFile)) as typeof RunModule, ctl: (await import(controllerFile)) as typeof ControllerThreadModule };
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'evesim-end-run-phase-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,7 +32,7 @@ thresholds:
 
 describe('runScenario endRunPhase', () => {
   it('ends the run phase once every device onboarded (onProgress), then drains and reports', async () => {
-    const { run, ctl } = await load();
+    const { run, ctl } = await loadCompiledRunner();
     const file = join(dir, 'onboarded.yaml');
     writeFileSync(file, SCENARIO);
     const end = new AbortController();
@@ -87,7 +76,7 @@ describe('runScenario endRunPhase', () => {
   }, 180_000);
 
   it('a signal that fired before the run ends the run phase right at the start', async () => {
-    const { run, ctl } = await load();
+    const { run, ctl } = await loadCompiledRunner();
     const file = join(dir, 'before.yaml');
     writeFileSync(file, SCENARIO);
     const end = new AbortController();

@@ -3,28 +3,13 @@
 // workers, metrics scraped mid-run, report, summary JSON and exit codes.
 // Needs `npm run build` first (npm test does it through the pretest script).
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import type * as RunModule from '../src/runner/run-scenario.js';
-import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
+import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
-const runFile = join(dist, 'src/runner/run-scenario.js');
-const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
-
-async function load(): Promise<{ run: typeof RunModule; ctl: typeof ControllerThreadModule }> {
-  if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) {
-    throw new Error(`${runFile} or the compiled worker is missing: run "npm run build" before this test`);
-  }
-  return {
-    run: (await import(runFile)) as typeof RunModule,
-    ctl: (await import(controllerFile)) as typeof ControllerThreadModule,
-  };
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'evesim-run-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,7 +51,7 @@ thresholds:
 
 describe('runScenario', () => {
   it('runs a small fleet end to end: metrics while running, report, summary JSON, exit 1 on a failed threshold', async () => {
-    const { run, ctl } = await load();
+    const { run, ctl } = await loadCompiledRunner();
     const file = join(dir, 'e2e.yaml');
     writeFileSync(file, SCENARIO);
     const summaryFile = join(dir, 'summary.json');
@@ -151,7 +136,7 @@ describe('runScenario', () => {
   }, 120_000);
 
   it('exits 2 on bad input, naming what was wrong', async () => {
-    const { run } = await load();
+    const { run } = await loadCompiledRunner();
     const errs: string[] = [];
     const common = { quiet: true, out: () => {}, err: (t: string) => errs.push(t), stateDir: join(dir, 'state') };
 

@@ -7,17 +7,13 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { identitySeed } from '../src/identity/fleet-id.js';
 import { hardwareSerial } from '../src/identity/serials.js';
 import { startInstant } from '../src/runner/phases/run-timeline.js';
 import type * as RunModule from '../src/runner/run-scenario.js';
-import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
+import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
-const runFile = join(dist, 'src/runner/run-scenario.js');
-const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
 
 const dir = mkdtempSync(join(tmpdir(), 'evesim-shard-run-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,9 +36,7 @@ thresholds:
 
 describe('runScenario --shard 1/2 --start-at', () => {
   it('runs only its devices, with the fleet serials, from the given instant', async () => {
-    if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) throw new Error('run "npm run build" before this test');
-    const run = (await import(runFile)) as typeof RunModule;
-    const ctl = (await import(controllerFile)) as typeof ControllerThreadModule;
+    const { run, ctl } = await loadCompiledRunner();
     const file = join(dir, 'shard.yaml');
     writeFileSync(file, SCENARIO);
     let registered: string[] = [];
@@ -103,7 +97,7 @@ describe('runScenario --shard 1/2 --start-at', () => {
   });
 
   it('a --start-at already past is exit 2 before anything starts', async () => {
-    const run = (await import(runFile)) as typeof RunModule;
+    const { run } = await loadCompiledRunner();
     const file = join(dir, 'late.yaml');
     writeFileSync(file, SCENARIO);
     let errText = '';

@@ -4,21 +4,16 @@
 // registers), and the controller-side timeline action is applied once, by shard 0, reaching shard
 // 1's devices too. Through the compiled code (dist/); needs `npm run build` first.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadOrCreateOnboardingKit } from '../src/cli/onboarding-kit.js';
 import { identitySeed } from '../src/identity/fleet-id.js';
 import { hardwareSerial } from '../src/identity/serials.js';
 import type { ControllerAdminApi } from '../src/runner/controller-admin-api.js';
-import type * as RunModule from '../src/runner/run-scenario.js';
-import type * as ControllerThreadModule from '../src/servers/controller/controller-thread.js';
+import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
-const runFile = join(dist, 'src/runner/run-scenario.js');
-const controllerFile = join(dist, 'src/servers/controller/controller-thread.js');
 
 const dir = mkdtempSync(join(tmpdir(), 'evesim-shared-ctl-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,9 +42,7 @@ thresholds:
 
 describe('shards sharing one evesim controller', () => {
   it('each adds its devices; shard 0 alone applies the controller-side action', async () => {
-    if (!existsSync(runFile) || !existsSync(join(dist, 'workers/fleet-worker.js'))) throw new Error('run "npm run build" before this test');
-    const run = (await import(runFile)) as typeof RunModule;
-    const ctl = (await import(controllerFile)) as typeof ControllerThreadModule;
+    const { run, ctl } = await loadCompiledRunner();
     const kit = loadOrCreateOnboardingKit(join(dir, 'controller'));
     const controller = await ctl.startControllerInThread({
       stateDir: join(dir, 'controller'),
