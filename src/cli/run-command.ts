@@ -8,6 +8,7 @@ import { parseShardArg, type FleetShard } from '../fleet/fleet-shard.js';
 import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
 import { parseStartAt } from './parse-start-at.js';
+import { httpUrlProblem } from '../scenario/http-url.js';
 
 export interface RunArgs {
   scenario: string;
@@ -79,9 +80,9 @@ export async function runRun(a: RunArgs): Promise<number> {
   }
   let controllerAdmin: ControllerAdminClient | undefined;
   if (a.controllerAdmin !== undefined) {
-    const urlProblem = controllerUrlProblem(String(a.controllerAdmin));
+    const urlProblem = httpUrlProblem(String(a.controllerAdmin), 'http://127.0.0.1:8444');
     if (urlProblem) {
-      console.error(`evesim: --controller-admin: ${urlProblem.replace('https://127.0.0.1:8443', 'http://127.0.0.1:8444')}`);
+      console.error(`evesim: --controller-admin: ${urlProblem}`);
       return 2;
     }
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
@@ -134,13 +135,5 @@ async function runWith(
 
 /** Why `text` cannot be a controller URL, or undefined when it can (checked before anything starts). */
 export function controllerUrlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return `"${text}" is not a URL; expected e.g. https://127.0.0.1:8443`;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an http:// or https:// URL (got "${text}")`;
-  if (url.hostname === '') return `"${text}" names no host`;
-  return undefined;
+  return httpUrlProblem(text, 'https://127.0.0.1:8443');
 }

@@ -12,6 +12,7 @@ import { parseThreshold } from './parse-threshold.js';
 import type { IssueCollector } from './issue-collector.js';
 import { didYouMean } from './suggest.js';
 import { SCENARIO_CAPABILITIES } from './capabilities.js';
+import { httpUrlProblem } from './http-url.js';
 
 export interface CheckOptions {
   /** Directory that relative certificate paths in `target` are resolved against. */
@@ -178,15 +179,8 @@ function checkThresholds(thresholds: unknown, groups: unknown, issues: IssueColl
 function checkTarget(target: unknown, issues: IssueCollector, opts: CheckOptions): void {
   if (!isObj(target)) return;
   if (typeof target.url === 'string') {
-    let url: URL | undefined;
-    try {
-      url = new URL(target.url);
-    } catch {
-      issues.error(['target', 'url'], `"${target.url}" is not a URL; expected e.g. https://127.0.0.1:8443`);
-    }
-    if (url && url.protocol !== 'https:' && url.protocol !== 'http:') {
-      issues.error(['target', 'url'], `must be an http:// or https:// URL (got "${target.url}")`);
-    }
+    const problem = httpUrlProblem(target.url, 'https://127.0.0.1:8443');
+    if (problem) issues.error(['target', 'url'], problem);
   }
   if (target.insecureSkipVerify === true) {
     issues.warn(['target', 'insecureSkipVerify'], 'TLS verification of the controller is OFF', { at: 'key' });
