@@ -108,6 +108,8 @@ export interface RunSummary {
   byApi?: import('./api-v1/api-breakdown.js').ApiSummaries;
   /** Local profile servers: sites, command completion, token rejections, radio and GNSS states (lps-summary.ts). */
   lps?: import('./lps/lps-summary.js').LpsRunSummary;
+  /** The run over time, interval by interval (run-series.ts); absent in summaries of older versions. */
+  series?: import('./run-series.js').RunSeries;
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
   /** What `evesim merge` combines the summaries of a fleet's shards from (mergeable-summary.ts). */
