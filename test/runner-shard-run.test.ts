@@ -66,7 +66,9 @@ describe('runScenario --shard 1/2 --start-at', () => {
       out: (t) => (outText += t),
       err: (t) => (errText += t),
     });
-    expect(errText).not.toContain('warning');
+    // On a loaded machine preparing may overrun the 4 s lead: the runner then keeps the instant and
+    // says so (tested below); any other warning is a failure.
+    expect(errText.replace(/^evesim: warning: --start-at \S+ passed [\d.]+ s ago while preparing;.*\n/m, '')).not.toContain('warning');
     expect(outText).toContain('evesim: shard 1/2: 2 of 5 devices, fleet id e2e-fleet; figures and thresholds are this shard\'s\n');
     const s = result.summary!;
     expect(s.startedAt).toBe(new Date(startAtMs).toISOString());
