@@ -76,10 +76,9 @@ export const CHART_SCRIPT = String.raw`(function () {
     };
   }
 
-  // Where uPlot draws lines without points (dense data), a value with no neighbour (a request
-  // every other interval) would be drawn as nothing: those values get their point.
-  function isolatedPoints(u, si, show) {
-    if (show) return null;
+  // A value with no neighbour (a request every other interval) makes no line segment and would be
+  // drawn as nothing: those values get their point.
+  function isolatedPoints(u, si) {
     var d = u.data[si];
     var idxs = [];
     for (var i = 0; i < d.length; i++) {
@@ -99,7 +98,8 @@ export const CHART_SCRIPT = String.raw`(function () {
         width: 1.5,
         fill: s.fill,
         dash: s.dash,
-        points: { size: 4, filter: isolatedPoints },
+        // Lines only; a value with no neighbour still gets its point (isolatedPoints).
+        points: { show: false, size: 5, filter: isolatedPoints },
         value: function (u, v, si, idx) {
           var raw = raws[si - 1];
           var shown = raw && idx != null ? raw[idx] : v;

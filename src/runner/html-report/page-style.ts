@@ -37,7 +37,7 @@ tr.has-errors td, tr.has-errors th { color: var(--fail); }
 ul.examples { margin: 0; padding-left: 18px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; word-break: break-word; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; }
 figure.chart { margin: 0; flex: 1 1 100%; min-width: 0; }
-figure.chart.small { flex: 1 1 calc(50% - 12px); }
+figure.chart.small { flex: 0 1 calc(50% - 6px); }
 figcaption { font-size: 13px; font-weight: 600; margin: 4px 0; }
 details.events { margin: 6px 0; font-size: 13px; }
 .marker-layer { position: absolute; inset: 0; pointer-events: none; overflow: hidden; }
