@@ -48,6 +48,17 @@ describe('HTML report, rendered', () => {
     expect(JSON.parse(json).events).toEqual(SYNTHETIC_EVENTS);
   });
 
+  it('shows finding examples given as a list with a kind as well as by kind', () => {
+    const s = syntheticSummary();
+    const listed = { ...s, findings: { ...s.findings, examples: [{ kind: 'bad-signature', detail: 'from a list' }, { detail: 'of no kind' }] } };
+    const html = renderHtmlReport(listed as RunSummary, lib);
+    expect(html).toMatch(/<th scope="row">bad-signature<\/th><td class="num">3<\/td><td><ul class="examples"><li>kind: bad-signature, detail: from a list<\/li><\/ul>/);
+    expect(html).toContain('<h3>Examples</h3><ul class="examples"><li>detail: of no kind</li></ul>');
+    // Without examples the kind says none was kept.
+    const bare = { ...s, findings: { total: 3, byKind: { 'bad-signature': 3 } } };
+    expect(renderHtmlReport(bare, lib)).toContain('no example kept');
+  });
+
   it('escapes script-breaking characters in JSON and gives the value back', () => {
     const value = { a: '</script><!-- & \u2028 \u2029 >', b: [1, null] };
     const text = jsonForScriptTag(value);
@@ -269,7 +280,12 @@ describe.skipIf(unavailable !== undefined)('HTML report in chromium, offline', (
     expect(f.images).toBe(0);
     expect(f.title).toContain(HOSTILE);
     expect(await o.page.locator('#findings ul.examples li').first().textContent()).toContain(`signature does not verify ${HOSTILE}`);
-    expect(await o.page.locator('#attestation').textContent()).toContain('NONCE_MISMATCH');
+    const attestation = await o.page.locator('#attestation').innerText();
+    expect(attestation).toMatch(/by code\s+SUCCESS\s+98\s+NONCE_MISMATCH\s+2/);
+    const lps = await o.page.locator('#lps').innerText();
+    expect(lps).toContain('site-north');
+    expect(lps).toMatch(/by command[\s\S]*restart/);
+    expect(lps).toMatch(/radio-off\s+20/);
     await o.page.screenshot({ path: join(ARTIFACTS, 'html-report-synthetic.png'), fullPage: true });
   });
 

@@ -9,6 +9,7 @@ header.fail { border-bottom-color: var(--fail); }
 .verdict { font-size: 56px; font-weight: 800; letter-spacing: 2px; color: #fff; padding: 12px 28px; border-radius: 8px; display: flex; align-items: center; }
 header.pass .verdict { background: var(--pass); }
 header.fail .verdict { background: var(--fail); }
+header .run { flex: 1; min-width: 0; }
 header h1 { margin: 0 0 4px; font-size: 26px; word-break: break-word; }
 header .why { margin: 0 0 10px; font-size: 16px; }
 header dl { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 4px 20px; margin: 0; }
@@ -33,6 +34,7 @@ table.kv th { font-weight: 500; color: #444; }
 tr.has-errors td, tr.has-errors th { color: var(--fail); }
 .ok-text { color: var(--pass); }
 .bad-text { color: var(--fail); }
+.generic-sub { display: inline-block; vertical-align: top; margin: 0 32px 0 0; }
 .notice { background: #fff8e1; border: 1px solid #ffe082; padding: 10px 14px; border-radius: 4px; }
 ul.examples { margin: 0; padding-left: 18px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; word-break: break-word; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; }

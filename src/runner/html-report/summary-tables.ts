@@ -41,7 +41,10 @@ export function endpointsTable(s: RunSummary): string {
   if (failed.length > 0) out.push(`<h3>Failed requests</h3><ul class="failed">${failed.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
   const expected = expectedRejections(s);
   if (expected.length > 0) out.push(`<p class="muted">${expected.map((l) => escapeHtml(l.trim())).join('<br>')}</p>`);
-  for (const [api, part] of Object.entries(s.byApi ?? {})) {
+  // Per API only when devices spoke more than one controller API (as the text report): otherwise the same table again.
+  const apis = Object.entries(s.byApi ?? {}).filter(([, part]) => part !== undefined);
+  const controllerApis = apis.filter(([api]) => api === 'v1' || api === 'v2').length;
+  for (const [api, part] of controllerApis >= 2 ? apis : []) {
     if (!part) continue;
     const devices = part.devices ? ` — ${part.devices.total} devices, ${part.devices.onboarded} onboarded` : '';
     out.push(`<h3>API ${escapeHtml(api)}${escapeHtml(devices)}</h3>${endpointGrid({ endpoints: part.endpoints, overall: part.overall })}`);
