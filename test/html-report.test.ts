@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { renderHtmlReport } from '../src/runner/html-report/report-page.js';
 import { loadChartLibrary } from '../src/runner/html-report/uplot-assets.js';
 import { chartData } from '../src/runner/html-report/chart-specs.js';
@@ -20,6 +20,7 @@ import { reportableSummaryProblem } from '../src/runner/html-report/summary-shap
 import { renderReport } from '../src/runner/report-table.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { runReport } from '../src/cli/report-command.js';
+import { runRun } from '../src/cli/run-command.js';
 import { HOSTILE, SYNTHETIC_EVENTS, syntheticSummary } from './fixtures/synthetic-summary.js';
 import { browserUnavailable, ReportBrowser, type OpenedReport } from './fixtures/report-browser.js';
 
@@ -132,6 +133,19 @@ describe('HTML report, rendered', () => {
     expect(io.errText).toContain(`evesim report: --html ${join(dir, 'no/such/dir/r.html')}: directory ${join(dir, 'no/such/dir')} does not exist`);
   });
 
+  it('evesim run --report into a missing directory is exit 2 before anything starts', async () => {
+    const errors: string[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((m: unknown) => void errors.push(String(m)));
+    try {
+      const report = join(dir, 'no/such/dir/r.html');
+      const code = await runRun({ scenario: 'no-such-scenario.yaml', report, insecureSkipVerify: false, quiet: true }); // never opened
+      expect(code).toBe(2);
+      expect(errors).toEqual([`evesim: --report ${report}: directory ${join(dir, 'no/such/dir')} does not exist or is not writable`]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('prints the text report of a saved summary, or writes the HTML one', () => {
     const file = join(dir, 'saved.json');
     writeFileSync(file, JSON.stringify(syntheticSummary()));
@@ -158,7 +172,7 @@ interface PageFacts {
   thresholds: { status: string; source: string; measured: string; bound: string }[];
   endpointRows: string[][];
   noSeriesNotice: boolean;
-  charts: { id: string; lengths: number[]; changedPixels: number; markers: string[]; visibleMarkers: number; drainBands: number }[];
+  charts: { id: string; lengths: number[]; changedPixels: number; markers: string[]; visibleMarkers: number; drainBands: number; faultBands: { left: number; width: number }[] }[];
 }
 
 async function pageFacts(o: OpenedReport): Promise<PageFacts> {
@@ -190,6 +204,7 @@ async function pageFacts(o: OpenedReport): Promise<PageFacts> {
         markers: markers.map((m) => text(m)),
         visibleMarkers: markers.filter((m) => m.style.display !== 'none' && parseFloat(m.style.left) >= 0 && parseFloat(m.style.left) <= over.clientWidth).length,
         drainBands: over.querySelectorAll('.drain-band').length,
+        faultBands: ([...over.querySelectorAll('.fault-band')] as HTMLElement[]).map((b) => ({ left: parseFloat(b.style.left), width: parseFloat(b.style.width) })),
       });
     }
     const endpointTable = document.querySelector('#endpoints table.endpoints');
@@ -247,7 +262,8 @@ function expectChartsDrawn(f: PageFacts, s: RunSummary): void {
   expect(f.charts.map((c) => c.id)).toEqual(charts.map((c) => c.id));
   for (const c of f.charts) {
     expect(c.lengths.every((l) => l === n), `${c.id}: data lengths`).toBe(true);
-    expect(c.changedPixels, `${c.id}: pixels drawn by its series`).toBeGreaterThan(50);
+    // More than antialiasing noise: a lone point (an endpoint used in one interval) is about 20 pixels.
+    expect(c.changedPixels, `${c.id}: pixels drawn by its series`).toBeGreaterThan(8);
     expect(c.markers, `${c.id}: a marker per timeline event`).toEqual(markerEvents.map((e) => (e.kind === 'fault-end' ? 'end: ' : '') + e.label));
     expect(c.visibleMarkers, `${c.id}: markers inside the plot`).toBe(markerEvents.length);
     const hasDrain = s.series!.intervals.some((i) => i.phase === 'drain') || s.series!.events.some((e) => e.kind === 'drain');
@@ -275,6 +291,12 @@ describe.skipIf(unavailable !== undefined)('HTML report in chromium, offline', (
     expect(f.noSeriesNotice).toBe(false);
     expectChartsDrawn(f, s);
     expect(f.charts).toHaveLength(10);
+    // The partition is shaded from 20 s to 30 s: a sixth of the 60 s axis.
+    for (const c of f.charts) {
+      expect(c.faultBands, c.id).toHaveLength(1);
+      const plotWidth = c.faultBands[0]!.left * 3; // it starts at 20 s of an axis from 0 to 60 s
+      expect(c.faultBands[0]!.width / plotWidth, c.id).toBeCloseTo(1 / 6, 2);
+    }
     // The hostile strings are shown as text and did nothing.
     expect(f.pwned).toBeUndefined();
     expect(f.images).toBe(0);

@@ -1,6 +1,6 @@
 // The HTML report's own script, run by the browser: reads the chart data (chart-specs.ts) from
 // the page's JSON block and draws each chart with uPlot, with the timeline's events as labelled
-// vertical markers and the drain shaded on every chart. Text from the summary only ever goes in
+// vertical markers, faults and the drain shaded on every chart. Text from the summary only ever goes in
 // through textContent. The uPlot instances are left on window.evesimCharts (tests read them) and
 // window.evesimChartsReady is set once all are drawn.
 
@@ -28,11 +28,12 @@ export const CHART_SCRIPT = String.raw`(function () {
         var el = items[i];
         var t = Number(el.dataset.t);
         var left = u.valToPos(t, 'x');
-        if (el.classList.contains('drain-band')) {
+        if (el.dataset.until !== undefined) {
           var l = Math.max(0, left);
+          var right = el.dataset.until === '' ? width : Math.min(width, u.valToPos(Number(el.dataset.until), 'x'));
           el.style.left = l + 'px';
-          el.style.width = Math.max(0, width - l) + 'px';
-          el.style.display = left > width ? 'none' : '';
+          el.style.width = Math.max(0, right - l) + 'px';
+          el.style.display = left > width || right < 0 ? 'none' : '';
         } else {
           el.style.left = left + 'px';
           el.style.display = left < 0 || left > width ? 'none' : '';
@@ -48,11 +49,25 @@ export const CHART_SCRIPT = String.raw`(function () {
             var band = document.createElement('div');
             band.className = 'drain-band';
             band.dataset.t = String(data.drainStartS);
+            band.dataset.until = '';
             var tag = document.createElement('span');
             tag.textContent = 'drain';
             band.appendChild(tag);
             layer.appendChild(band);
           }
+          // A fault's time is shaded from its start to its end (the next fault-end of the same label, else the end of the run).
+          data.events.forEach(function (e, n) {
+            if (e.kind !== 'fault-start') return;
+            var end = null;
+            for (var k = n + 1; k < data.events.length; k++) {
+              if (data.events[k].kind === 'fault-end' && data.events[k].label === e.label) { end = data.events[k]; break; }
+            }
+            var f = document.createElement('div');
+            f.className = 'fault-band';
+            f.dataset.t = String(e.tMs / 1000);
+            f.dataset.until = end ? String(end.tMs / 1000) : '';
+            layer.appendChild(f);
+          });
           data.events.forEach(function (e, n) {
             if (e.kind === 'drain' && data.drainStartS !== null) return;
             var m = document.createElement('div');

@@ -47,6 +47,7 @@ details.events { margin: 6px 0; font-size: 13px; }
 .ev-fault-end { border-left-style: dashed !important; }
 .ev-label { position: absolute; left: 3px; white-space: nowrap; font-size: 10px; line-height: 13px; background: rgba(255,255,255,0.85); padding: 0 2px; }
 .drain-band { position: absolute; top: 0; bottom: 0; background: rgba(97,97,97,0.13); border-left: 1.5px dotted #616161; }
+.fault-band { position: absolute; top: 0; bottom: 0; background: rgba(198,40,40,0.07); }
 .drain-band span { position: absolute; right: 4px; bottom: 2px; font-size: 10px; color: #616161; }
 footer { padding: 8px 28px 24px; color: var(--muted); font-size: 12px; }
 @media print { body { background: #fff; } section { break-inside: avoid; } }
