@@ -75,7 +75,8 @@ export function chartData(series: RunSeries): ChartData {
   return {
     x,
     intervalS: series.intervalMs / 1000,
-    drainStartS: drain ? drain.tMs / 1000 : drainEvent ? drainEvent.tMs / 1000 : null,
+    // The drain event says when it began; the drain intervals only from which interval on.
+    drainStartS: drainEvent ? drainEvent.tMs / 1000 : drain ? drain.tMs / 1000 : null,
     endS: last ? (last.tMs + last.durationMs) / 1000 : 0,
     events: series.events,
     sections: [
@@ -86,7 +87,10 @@ export function chartData(series: RunSeries): ChartData {
       },
       {
         title: 'Latency by endpoint',
-        note: 'p50, p90 and p99 of the requests that finished in each interval (gaps: none finished).',
+        note:
+          endpoints.length > 0
+            ? 'p50, p90 and p99 of the requests that finished in each interval (gaps: none finished).'
+            : 'No request finished in any interval.',
         charts: endpoints.map((key, n) => latencyChart(iv, key, n)),
       },
       {
