@@ -9,6 +9,7 @@ import { runControllerCommand } from './controller-command.js';
 import { runDecode } from './decode-command.js';
 import { runLpsCommand } from './lps-command.js';
 import { runMerge } from './merge-command.js';
+import { runReport } from './report-command.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('evesim')
@@ -36,6 +37,7 @@ await yargs(hideBin(process.argv))
         .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on HOST:PORT/metrics (HOST from --metrics-host)' })
         .option('metrics-host', { type: 'string', describe: 'address the metrics server listens on (default 127.0.0.1; 0.0.0.0 so a Prometheus on another host or pod can scrape it)' })
         .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
+        .option('report', { type: 'string', describe: 'write a self-contained HTML report to FILE.html when the run ends (charts over time, thresholds, endpoints; opens offline)' })
         .option('record', { type: 'string', describe: 'record every request and response into DIR' })
         .option('state-dir', { type: 'string', describe: 'fleet state directory (identities, controller PKI)' })
         .option('controller-admin', {
@@ -121,7 +123,19 @@ await yargs(hideBin(process.argv))
       process.exitCode = runMerge({ summaries: argv.summaries, summaryJson: argv.summaryJson, junit: argv.junit }).exitCode;
     },
   )
-  .demandCommand(1, 'name a command: run, validate, controller, lps, decode or merge')
+  .command(
+    'report <summary>',
+    'print the report of a saved summary JSON (a run\'s --summary-json or a merged one); --html writes it as a self-contained HTML report',
+    (y) =>
+      y
+        .positional('summary', { type: 'string', demandOption: true, describe: 'summary JSON file (--summary-json of a run, or of evesim merge)' })
+        .option('html', { type: 'string', describe: 'write the HTML report to FILE.html instead of printing the text report' })
+        .example('$0 report summary.json --html report.html', 'render a run\'s (or a merged fleet\'s) summary as HTML'),
+    (argv) => {
+      process.exitCode = runReport({ summary: argv.summary, html: argv.html });
+    },
+  )
+  .demandCommand(1, 'name a command: run, validate, controller, lps, decode, merge or report')
   .strict()
   .fail((msg, err, y) => {
     if (err) throw err;

@@ -9,6 +9,7 @@ import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
 import { parseStartAt } from './parse-start-at.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
+import { htmlReportFileProblem, writeHtmlReport } from './report-command.js';
 
 export interface RunArgs {
   scenario: string;
@@ -26,6 +27,8 @@ export interface RunArgs {
   metricsPort?: number;
   metricsHost?: string;
   summaryJson?: string;
+  /** --report FILE.html: the self-contained HTML report, written when the run ends. */
+  report?: string;
   record?: string;
   stateDir?: string;
   controllerAdmin?: string;
@@ -52,6 +55,10 @@ export async function runRun(a: RunArgs): Promise<number> {
     if (a.fleetId !== undefined) {
       const problem = fleetIdProblem(String(a.fleetId));
       if (problem) throw new Error(`--fleet-id: ${problem}`);
+    }
+    if (a.report !== undefined) {
+      const problem = htmlReportFileProblem(String(a.report));
+      if (problem) throw new Error(`--report ${problem}`);
     }
   } catch (e) {
     console.error(`evesim: ${(e as Error).message}`);
@@ -107,7 +114,7 @@ async function runWith(
   },
 ): Promise<number> {
   const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin } = p;
-  const { exitCode } = await runScenario({
+  const { exitCode, summary } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
     durationMs,
@@ -130,6 +137,15 @@ async function runWith(
     startEmbeddedController: startControllerInThread,
     startLps: startLpsInThread,
   });
+  if (a.report !== undefined && summary) {
+    try {
+      writeHtmlReport(String(a.report), summary);
+      console.error(`evesim: HTML report written to ${String(a.report)}`);
+    } catch (e) {
+      console.error(`evesim: --report ${String(a.report)}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      return exitCode === 0 ? 2 : exitCode;
+    }
+  }
   return exitCode;
 }
 

@@ -79,7 +79,7 @@ function endpointTable(s: RunSummary): string[] {
   return lines;
 }
 
-function row(name: string, st: EndpointStats, latencies: EndpointStats = st): string[] {
+export function row(name: string, st: EndpointStats, latencies: EndpointStats = st): string[] {
   const lat = (v: number) => (latencies.count > 0 ? formatMs(v) : '-');
   return [
     name,
@@ -94,7 +94,7 @@ function row(name: string, st: EndpointStats, latencies: EndpointStats = st): st
 }
 
 /** Known endpoints in protocol order, then any others the summary carries, alphabetically. */
-function orderedEndpoints(s: RunSummary): [string, EndpointStats][] {
+export function orderedEndpoints(s: RunSummary): [string, EndpointStats][] {
   const known = ENDPOINT_KEYS.filter((k) => s.endpoints[k]).map((k): [string, EndpointStats] => [k, s.endpoints[k]]);
   const knownKeys = new Set<string>(ENDPOINT_KEYS);
   const others = Object.keys(s.endpoints)
@@ -104,7 +104,7 @@ function orderedEndpoints(s: RunSummary): [string, EndpointStats][] {
   return [...known, ...others];
 }
 
-function sums(s: RunSummary): { count: number; errors: number; rate: number } {
+export function sums(s: RunSummary): { count: number; errors: number; rate: number } {
   const t = { count: 0, errors: 0, rate: 0 };
   for (const st of Object.values(s.endpoints)) {
     t.count += st.count;
@@ -115,7 +115,7 @@ function sums(s: RunSummary): { count: number; errors: number; rate: number } {
 }
 
 /** One line per endpoint with errors: which statuses and which connection failures. */
-function failedRequests(s: RunSummary): string[] {
+export function failedRequests(s: RunSummary): string[] {
   const lines: string[] = [];
   for (const [key, st] of orderedEndpoints(s)) {
     if (st.errors === 0) continue;
@@ -144,7 +144,7 @@ const EXPECTED_REASON_TEXT: Record<string, string> = {
 };
 
 /** Non-success answers the devices expected: listed apart, never as failures. */
-function expectedRejections(s: RunSummary): string[] {
+export function expectedRejections(s: RunSummary): string[] {
   const list = s.expected?.rejections ?? [];
   if (list.length === 0) return [];
   const parts = list.map((r) => `${r.endpoint} ${r.status} ×${r.count} — ${EXPECTED_REASON_TEXT[r.reason] ?? r.reason}`);
