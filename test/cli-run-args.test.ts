@@ -30,3 +30,13 @@ describe('evesim run --controller', () => {
     expect(errors).toEqual(['evesim: --controller: "not-a-url" is not a URL; expected e.g. https://127.0.0.1:8443']);
   });
 });
+
+describe('evesim run --metrics-linger', () => {
+  it('exits 2 naming the flag when it is not a duration, before loading the scenario', async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((m: unknown) => void errors.push(String(m)));
+    const code = await runRun({ scenario: 'no-such-scenario.yaml', metricsLinger: 'soon', insecureSkipVerify: false, quiet: true });
+    expect(code).toBe(2);
+    expect(errors).toEqual(['evesim: --metrics-linger: "soon" is not a duration (examples: 90s, 2m, 1h30m)']);
+  });
+});

@@ -7,6 +7,7 @@ import { startLpsInThread } from '../servers/lps/lps-thread.js';
 import { parseShardArg, type FleetShard } from '../fleet/fleet-shard.js';
 import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
+import { DEFAULT_METRICS_LINGER_MS } from '../runner/phases/metrics-linger.js';
 import { parseStartAt } from './parse-start-at.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
 
@@ -25,6 +26,7 @@ export interface RunArgs {
   workers?: number;
   metricsPort?: number;
   metricsHost?: string;
+  metricsLinger?: string;
   summaryJson?: string;
   record?: string;
   stateDir?: string;
@@ -40,12 +42,16 @@ export async function runRun(a: RunArgs): Promise<number> {
   let durationMs: number | undefined;
   let arrivalOverMs: number | undefined;
   let gracefulStopMs: number | undefined;
+  let metricsLingerMs: number | undefined;
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
   try {
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
+    // A bare 0 turns the linger off (durations otherwise need a unit).
+    const linger = a.metricsLinger === undefined ? undefined : String(a.metricsLinger);
+    metricsLingerMs = linger === '0' ? 0 : (durationArg(linger, '--metrics-linger') ?? DEFAULT_METRICS_LINGER_MS);
     if (a.shard !== undefined) shard = parseShardArg(String(a.shard));
     // A relative --start-at counts from the start of this process, not from when flags are read.
     if (a.startAt !== undefined) startAtMs = parseStartAt(String(a.startAt), Math.round(performance.timeOrigin));
@@ -88,7 +94,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin });
   } finally {
     await controllerAdmin?.close();
   }
@@ -100,13 +106,14 @@ async function runWith(
     durationMs: number | undefined;
     arrivalOverMs: number | undefined;
     gracefulStopMs: number | undefined;
+    metricsLingerMs: number;
     shard: FleetShard | undefined;
     startAtMs: number | undefined;
     controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin } = p;
+  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -117,6 +124,7 @@ async function runWith(
     workers: a.workers,
     metricsPort: a.metricsPort,
     ...(a.metricsHost !== undefined ? { metricsHost: a.metricsHost } : {}),
+    metricsLingerMs,
     summaryJson: a.summaryJson,
     recordDir: a.record,
     stateDir: a.stateDir,
