@@ -123,7 +123,7 @@ async function runWith(
     seed: a.seed,
     workers: a.workers,
     metricsPort: a.metricsPort,
-    ...(a.metricsHost !== undefined ? { metricsHost: a.metricsHost } : {}),
+    ...(metricsHostArg(a.metricsHost) !== undefined ? { metricsHost: metricsHostArg(a.metricsHost)! } : {}),
     metricsLingerMs,
     summaryJson: a.summaryJson,
     recordDir: a.record,
@@ -144,4 +144,12 @@ async function runWith(
 /** Why `text` cannot be a controller URL, or undefined when it can (checked before anything starts). */
 export function controllerUrlProblem(text: string): string | undefined {
   return httpUrlProblem(text, 'https://127.0.0.1:8443');
+}
+
+/** --metrics-host, else $EVESIM_METRICS_HOST (the container image sets 0.0.0.0 so that a Prometheus
+ *  in another pod can scrape it), else undefined: the runner's 127.0.0.1. */
+export function metricsHostArg(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (flag !== undefined) return flag;
+  const fromEnv = env['EVESIM_METRICS_HOST'];
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
 }
