@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 import { dashboardExpressions, metricNamesOf } from './fixtures/promql-names.js';
+import { DURATION_BUCKETS_S } from '../src/runner/prometheus/request-duration-histogram.js';
 import type { RunScenarioResult } from '../src/runner/run-options.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 
@@ -26,8 +27,7 @@ const installed = existsSync(PROMETHEUS) && existsSync(PROMTOOL);
 const mandatory = Boolean(process.env['CI']);
 if (!installed && !mandatory) console.warn(`SKIPPED: the real-Prometheus test. ${INSTALL_HINT}`);
 
-/** Bucket bounds of evesim_request_duration_seconds (metrics-server.ts), seconds. */
-const BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60];
+const BOUNDS = DURATION_BUCKETS_S;
 /** What the dashboard's $__rate_interval becomes here: many 1 s scrapes of the whole run. */
 const RATE_INTERVAL = '2m';
 
