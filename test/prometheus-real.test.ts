@@ -96,7 +96,7 @@ interface VectorSample {
 }
 
 describe.skipIf(!installed && !mandatory)('a real Prometheus scraping a run', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evesim-prom-'));
+  let dir = '';
   let prometheus: ChildProcess | undefined;
   let prometheusLog = '';
   let api = '';
@@ -122,6 +122,7 @@ describe.skipIf(!installed && !mandatory)('a real Prometheus scraping a run', ()
 
   beforeAll(async () => {
     if (!installed) throw new Error(`${INSTALL_HINT} (CI is set, so this test is mandatory)`);
+    dir = mkdtempSync(join(tmpdir(), 'evesim-prom-'));
     const { run, ctl } = await loadCompiledRunner();
     const evesimPort = await freePort();
     const webPort = await freePort();
@@ -199,7 +200,8 @@ describe.skipIf(!installed && !mandatory)('a real Prometheus scraping a run', ()
     endLinger.abort();
     const result = await running;
     prometheus?.kill('SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
+    if (prometheus && prometheus.exitCode === null) await new Promise((r) => prometheus!.once('exit', r));
+    if (dir) rmSync(dir, { recursive: true, force: true });
     // No threshold in the scenario: the run passes, and lingering did not change its exit code.
     expect(result?.exitCode).toBe(0);
   }, 120_000);
