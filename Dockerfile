@@ -34,6 +34,8 @@ RUN ln -s /app/bin/evesim.js /usr/local/bin/evesim
 # the default --state-dir (.evesim-state) lands when nothing else is mounted.
 RUN mkdir /work && chown 1000:1000 /work
 WORKDIR /work
+# --metrics-host's default in the image: a Prometheus in another container or pod can scrape it.
+ENV EVESIM_METRICS_HOST=0.0.0.0
 USER 1000:1000
 ENTRYPOINT ["node", "/app/bin/evesim.js"]
 CMD ["--help"]

@@ -2,7 +2,7 @@
 // one-line reason, not identities made and workers failing (exit 1).
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { controllerUrlProblem, runRun } from '../src/cli/run-command.js';
+import { controllerUrlProblem, metricsHostArg, runRun } from '../src/cli/run-command.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -28,5 +28,24 @@ describe('evesim run --controller', () => {
     });
     expect(code).toBe(2);
     expect(errors).toEqual(['evesim: --controller: "not-a-url" is not a URL; expected e.g. https://127.0.0.1:8443']);
+  });
+});
+
+describe('evesim run --metrics-linger', () => {
+  it('exits 2 naming the flag when it is not a duration, before loading the scenario', async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((m: unknown) => void errors.push(String(m)));
+    const code = await runRun({ scenario: 'no-such-scenario.yaml', metricsLinger: 'soon', insecureSkipVerify: false, quiet: true });
+    expect(code).toBe(2);
+    expect(errors).toEqual(['evesim: --metrics-linger: "soon" is not a duration (examples: 90s, 2m, 1h30m)']);
+  });
+});
+
+describe('evesim run --metrics-host', () => {
+  it('takes the flag, else $EVESIM_METRICS_HOST (0.0.0.0 in the container image), else leaves the 127.0.0.1 default', () => {
+    expect(metricsHostArg('10.0.0.5', { EVESIM_METRICS_HOST: '0.0.0.0' })).toBe('10.0.0.5');
+    expect(metricsHostArg(undefined, { EVESIM_METRICS_HOST: '0.0.0.0' })).toBe('0.0.0.0');
+    expect(metricsHostArg(undefined, { EVESIM_METRICS_HOST: '' })).toBeUndefined();
+    expect(metricsHostArg(undefined, {})).toBeUndefined();
   });
 });

@@ -146,6 +146,10 @@ describe('Dockerfile', () => {
     expect(instructions.some((l) => /^RUN\s.*\btsc -p tsconfig\.json\b/.test(l))).toBe(true);
   });
 
+  it('serves /metrics on every address by default, so a Prometheus in another pod can scrape it', () => {
+    expect(finalStage).toContain('ENV EVESIM_METRICS_HOST=0.0.0.0');
+  });
+
   it('runs evesim (bin/evesim.js) as a numeric non-root user', () => {
     const users = finalStage.filter((l) => /^USER\s/i.test(l));
     expect(users.length).toBeGreaterThan(0);
@@ -197,12 +201,18 @@ describe('deploy/kubernetes manifests', () => {
 
   it('the PodMonitor selects the shard pods, scrapes the metrics port and labels series by shard', () => {
     const [monitor] = readYamlDocuments(join(DEPLOY, 'prometheus-operator', 'podmonitor.yaml')) as unknown as {
-      spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: { port: string; path: string; relabelings: { sourceLabels: string[]; targetLabel: string }[] }[] };
+      spec: {
+        selector: { matchLabels: Record<string, string> };
+        podMetricsEndpoints: { port: string; path: string; interval: string; relabelings: { sourceLabels: string[]; targetLabel: string }[] }[];
+      };
     }[];
     const job = shardJobOf(readYamlDocuments(join(DEPLOY, 'base', 'job.yaml')));
     expect(job.spec.template.metadata.labels).toMatchObject(monitor!.spec.selector.matchLabels);
     const endpoint = monitor!.spec.podMetricsEndpoints[0]!;
     expect(endpoint).toMatchObject({ port: 'metrics', path: '/metrics' });
+    // The shards' /metrics outlive their summary by two scrapes, so the drain's figures get scraped.
+    const seconds = (d: string | undefined) => Number(/^(\d+)s$/.exec(d ?? '')?.[1] ?? NaN);
+    expect(seconds(flagValue(job.spec.template.spec.containers[0]!.args, '--metrics-linger'))).toBeGreaterThanOrEqual(2 * seconds(endpoint.interval));
     // Prometheus' name for the pod annotation batch.kubernetes.io/job-completion-index.
     expect(endpoint.relabelings).toContainEqual({
       sourceLabels: ['__meta_kubernetes_pod_annotation_batch_kubernetes_io_job_completion_index'],

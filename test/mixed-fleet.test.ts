@@ -255,9 +255,9 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     for (const m of posted) if (m.type === 'delta') agg.merge(m.delta);
     agg.merge(result.finalDelta);
     const text = await registry.metrics();
-    expect(text).toContain('evesim_requests_total{api="v1",endpoint="register",status="201"} 5');
-    expect(text).toContain('evesim_requests_total{api="v2",endpoint="register",status="201"} 5');
-    expect(text).toMatch(/evesim_request_duration_seconds_count\{api="v1",endpoint="config",status="2xx"\} [1-9]/);
+    expect(text).toContain('evesim_requests_total{api="v1",endpoint="register",code="201",class="2xx"} 5');
+    expect(text).toContain('evesim_requests_total{api="v2",endpoint="register",code="201",class="2xx"} 5');
+    expect(text).toMatch(/evesim_request_duration_seconds_count\{api="v1",endpoint="config",code="200",class="2xx"\} [1-9]/);
     expect(text).not.toMatch(/evesim_requests_total\{api="v1",endpoint="uuid"/);
     expect(text).toContain('evesim_devices_onboarded{api="v1"} 5');
     const run = buildMeasuredRun({

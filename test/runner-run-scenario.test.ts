@@ -60,9 +60,9 @@ describe('runScenario', () => {
     let scraped: string | undefined;
     // What /metrics shows once devices are at work: request counters, the devices gauge, both workers.
     const LIVE = [
-      /evesim_requests_total\{api="v2",endpoint="certs",status="200"\} [1-9]/,
+      /evesim_requests_total\{api="v2",endpoint="certs",code="200",class="2xx"\} [1-9]/,
       /evesim_devices\{state="[a-z-]+"\} \d/,
-      /evesim_worker_event_loop_lag_seconds\{worker="1"\}/,
+      /evesim_worker_event_loop_lag_p99_seconds\{worker="1"\}/,
     ];
     const scrape = async (url: string) => {
       // Read /metrics until it shows devices at work, not once after a fixed 4 s (a loaded machine

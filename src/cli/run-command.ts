@@ -7,6 +7,7 @@ import { startLpsInThread } from '../servers/lps/lps-thread.js';
 import { parseShardArg, type FleetShard } from '../fleet/fleet-shard.js';
 import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
+import { DEFAULT_METRICS_LINGER_MS } from '../runner/phases/metrics-linger.js';
 import { parseStartAt } from './parse-start-at.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
 import { htmlReportFileProblem, writeHtmlReport } from './report-command.js';
@@ -26,6 +27,7 @@ export interface RunArgs {
   workers?: number;
   metricsPort?: number;
   metricsHost?: string;
+  metricsLinger?: string;
   summaryJson?: string;
   /** --report FILE.html: the self-contained HTML report, written when the run ends. */
   report?: string;
@@ -43,12 +45,16 @@ export async function runRun(a: RunArgs): Promise<number> {
   let durationMs: number | undefined;
   let arrivalOverMs: number | undefined;
   let gracefulStopMs: number | undefined;
+  let metricsLingerMs: number | undefined;
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
   try {
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
+    // A bare 0 turns the linger off (durations otherwise need a unit).
+    const linger = a.metricsLinger === undefined ? undefined : String(a.metricsLinger);
+    metricsLingerMs = linger === '0' ? 0 : (durationArg(linger, '--metrics-linger') ?? DEFAULT_METRICS_LINGER_MS);
     if (a.shard !== undefined) shard = parseShardArg(String(a.shard));
     // A relative --start-at counts from the start of this process, not from when flags are read.
     if (a.startAt !== undefined) startAtMs = parseStartAt(String(a.startAt), Math.round(performance.timeOrigin));
@@ -95,7 +101,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin });
   } finally {
     await controllerAdmin?.close();
   }
@@ -107,14 +113,15 @@ async function runWith(
     durationMs: number | undefined;
     arrivalOverMs: number | undefined;
     gracefulStopMs: number | undefined;
+    metricsLingerMs: number;
     shard: FleetShard | undefined;
     startAtMs: number | undefined;
     controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin } = p;
-  const { exitCode, summary } = await runScenario({
+  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin } = p;
+  const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
     durationMs,
@@ -123,7 +130,8 @@ async function runWith(
     seed: a.seed,
     workers: a.workers,
     metricsPort: a.metricsPort,
-    ...(a.metricsHost !== undefined ? { metricsHost: a.metricsHost } : {}),
+    ...(metricsHostArg(a.metricsHost) !== undefined ? { metricsHost: metricsHostArg(a.metricsHost)! } : {}),
+    metricsLingerMs,
     summaryJson: a.summaryJson,
     recordDir: a.record,
     stateDir: a.stateDir,
@@ -136,20 +144,30 @@ async function runWith(
     quiet: a.quiet,
     startEmbeddedController: startControllerInThread,
     startLps: startLpsInThread,
+    // The HTML report is written as soon as the summary exists, before /metrics lingers.
+    onSummary: (result) => {
+      if (a.report === undefined || !result.summary) return;
+      try {
+        writeHtmlReport(String(a.report), result.summary);
+        console.error(`evesim: HTML report written to ${String(a.report)}`);
+      } catch (e) {
+        console.error(`evesim: --report ${String(a.report)}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+        if (result.exitCode === 0) result.exitCode = 2;
+      }
+    },
   });
-  if (a.report !== undefined && summary) {
-    try {
-      writeHtmlReport(String(a.report), summary);
-      console.error(`evesim: HTML report written to ${String(a.report)}`);
-    } catch (e) {
-      console.error(`evesim: --report ${String(a.report)}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-      return exitCode === 0 ? 2 : exitCode;
-    }
-  }
   return exitCode;
 }
 
 /** Why `text` cannot be a controller URL, or undefined when it can (checked before anything starts). */
 export function controllerUrlProblem(text: string): string | undefined {
   return httpUrlProblem(text, 'https://127.0.0.1:8443');
+}
+
+/** --metrics-host, else $EVESIM_METRICS_HOST (the container image sets 0.0.0.0 so that a Prometheus
+ *  in another pod can scrape it), else undefined: the runner's 127.0.0.1. */
+export function metricsHostArg(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (flag !== undefined) return flag;
+  const fromEnv = env['EVESIM_METRICS_HOST'];
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
 }

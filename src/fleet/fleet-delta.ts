@@ -38,6 +38,9 @@ export interface SeriesDelta {
   /** Interface the requests went to: controller API v1 or v2, or 'lps'. Absent (older senders): v2. */
   api?: ApiLabel;
   statusClass: StatusClass;
+  /** The exact code of these requests, as CountDelta.status ('200', 'ECONNREFUSED'); absent from
+   *  older senders, whose series were per class only. */
+  code?: string;
   count: number;
   /** Exact sum of latencies in ms (the histogram only knows bucketed values). */
   sumMs: number;

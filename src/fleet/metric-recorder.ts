@@ -14,7 +14,6 @@ import type { RequestObserver, RequestOutcome } from '../transport/request-obser
 import { API_LABELS, apiLabelOf, type ApiLabel } from '../protocol/api-version.js';
 import {
   emptyLifecycleCounts,
-  STATUS_CLASSES,
   statusClassOf,
   isErrorStatus,
   type CountDelta,
@@ -36,13 +35,10 @@ const API_INDEX = new Map<ApiLabel, number>(API_LABELS.map((a, i) => [a, i]));
 const LANES = API_LABELS.length * E;
 const laneEndpoint = (lane: number): EndpointKey => ENDPOINT_KEYS[lane % E]!;
 const laneApi = (lane: number): ApiLabel => API_LABELS[Math.floor(lane / E)]!;
-const CLASS_COUNT = STATUS_CLASSES.length;
-const CLASS_INDEX: Record<StatusClass, number> = Object.fromEntries(STATUS_CLASSES.map((c, i) => [c, i])) as Record<
-  StatusClass,
-  number
->;
 
+/** Latency of one lane and one exact code ('200', '404', 'ECONNREFUSED'), with its status class. */
 interface Series {
+  statusClass: StatusClass;
   hist: LatencyHistogram;
   count: number;
   sumMs: number;
@@ -64,8 +60,10 @@ export interface MetricRecorderOptions {
 }
 
 export class MetricRecorder implements RequestObserver {
-  /** Indexed lane * CLASS_COUNT + class; created on first use, reused (reset) afterwards. */
-  private readonly series: (Series | undefined)[] = new Array(LANES * CLASS_COUNT);
+  /** Per lane: status text (the exact code) → its latency; created on first use, reused (reset)
+   *  afterwards. By code rather than class so that the Prometheus histogram can carry the same
+   *  `code` label as the counters; a lane sees a handful of codes, so a handful of histograms. */
+  private readonly series: Map<string, Series>[] = Array.from({ length: LANES }, () => new Map());
   /** Per lane: status text → count in this interval. */
   private readonly requests: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
   private readonly errors: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
@@ -89,17 +87,16 @@ export class MetricRecorder implements RequestObserver {
     const ep = ENDPOINT_INDEX.get(o.endpoint);
     if (ep === undefined) return; // not a known endpoint key: nothing to file it under
     const e = API_INDEX.get(apiLabelOf(o.endpoint, o.path))! * E + ep;
-    const cls = statusClassOf(o.status);
-    const slot = e * CLASS_COUNT + CLASS_INDEX[cls];
-    let s = this.series[slot];
-    if (!s) s = this.series[slot] = { hist: newLatencyHistogram(), count: 0, sumMs: 0 };
+    const statusText = o.status === 0 ? (o.error ?? 'error') : String(o.status);
+    const lane = this.series[e]!;
+    let s = lane.get(statusText);
+    if (!s) lane.set(statusText, (s = { statusClass: statusClassOf(o.status), hist: newLatencyHistogram(), count: 0, sumMs: 0 }));
     const ms = o.doneAt - o.dueAt;
     recordLatencyMs(s.hist, ms);
     s.count++;
     s.sumMs += ms > 0 ? ms : 0;
     this.totals.requests++;
 
-    const statusText = o.status === 0 ? (o.error ?? 'error') : String(o.status);
     bump(this.requests[e]!, statusText);
     if (o.expected !== undefined) {
       // The device said this answer is normal here (e.g. config 403 before attestation).
@@ -139,21 +136,22 @@ export class MetricRecorder implements RequestObserver {
   /** Hands out everything recorded since the last call and starts a new interval. */
   takeDelta(): RecorderDelta {
     const series: SeriesDelta[] = [];
-    for (let slot = 0; slot < this.series.length; slot++) {
-      const s = this.series[slot];
-      if (!s || s.count === 0) continue;
-      const lane = Math.floor(slot / CLASS_COUNT);
-      series.push({
-        endpoint: laneEndpoint(lane),
-        api: laneApi(lane),
-        statusClass: STATUS_CLASSES[slot % CLASS_COUNT]!,
-        count: s.count,
-        sumMs: s.sumMs,
-        hist: toSparse(s.hist),
-      });
-      s.hist.reset();
-      s.count = 0;
-      s.sumMs = 0;
+    for (let lane = 0; lane < this.series.length; lane++) {
+      for (const [code, s] of this.series[lane]!) {
+        if (s.count === 0) continue;
+        series.push({
+          endpoint: laneEndpoint(lane),
+          api: laneApi(lane),
+          statusClass: s.statusClass,
+          code,
+          count: s.count,
+          sumMs: s.sumMs,
+          hist: toSparse(s.hist),
+        });
+        s.hist.reset();
+        s.count = 0;
+        s.sumMs = 0;
+      }
     }
     const findings = [...this.findings].map(([kind, count]) => ({ kind, count }));
     this.findings.clear();

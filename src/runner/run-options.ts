@@ -25,6 +25,11 @@ export interface RunScenarioOptions {
   metricsPort?: number;
   /** --metrics-host: the address the metrics server listens on; default 127.0.0.1 (0.0.0.0 in a pod). */
   metricsHost?: string;
+  /** --metrics-linger: how long /metrics stays up after the summary, ms; default 0 here (the CLI's
+   *  default is DEFAULT_METRICS_LINGER_MS). Ctrl-C ends it early. */
+  metricsLingerMs?: number;
+  /** Ends the metrics linger early (tests: once Prometheus has scraped the final figures). */
+  endMetricsLinger?: AbortSignal;
   summaryJson?: string;
   /** --record: every exchange goes to DIR/worker-<n>/. */
   recordDir?: string;
@@ -72,6 +77,10 @@ export interface RunScenarioOptions {
    *  (aggregate.onboardedEver()) and each endpoint it needs was used (aggregate.endpoints). An
    *  exception it throws is reported on `err` and otherwise ignored. */
   onProgress?: (aggregate: FleetAggregate) => void;
+  /** Called once with the result as soon as the summary exists, before /metrics lingers
+   *  (--metrics-linger): outputs made from the summary (the HTML report) are written then, not
+   *  after the linger. A result whose exitCode it raises is what runScenario returns. */
+  onSummary?: (result: RunScenarioResult) => void;
 }
 
 export interface RunScenarioResult {

@@ -5,12 +5,14 @@
 //   run-timeline    every worker starts at one instant; controller and LPS timeline actions
 //   drain           devices deliver their queues, workers report (or are given up on)
 //   summarise       RunSummary, thresholds, report, summary JSON, exit code
+//   metrics-linger  /metrics stays up for --metrics-linger so Prometheus sees the final figures
 // --dry-run stops after checking the inputs and prints the fleet plan (dry-run.ts).
 // Whatever happens, what the phases started is undone in reverse order. Exit codes: 0 all
 // thresholds passed, 1 a threshold failed (or a worker died), 2 bad input.
 
 import { ScenarioError } from '../scenario/scenario-error.js';
 import { drain } from './phases/drain.js';
+import { lingerMetrics } from './phases/metrics-linger.js';
 import { InputError } from './phases/input-error.js';
 import { checkRunInputs, prepareFleet } from './phases/prepare-fleet.js';
 import { printDryRun } from './dry-run.js';
@@ -44,7 +46,10 @@ async function runPhases(opts: RunScenarioOptions, out: (t: string) => void, err
     const workers = await startWorkers(ctx, servers);
     const started = runTimeline(ctx, servers, workers);
     const drained = await drain(ctx, servers, workers, started);
-    return await summarise(ctx, servers, started, drained);
+    const result = await summarise(ctx, servers, started, drained);
+    opts.onSummary?.(result);
+    await lingerMetrics(ctx, servers, started);
+    return result;
   } finally {
     await ctx.cleanups.runAll(err);
   }

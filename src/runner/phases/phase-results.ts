@@ -42,6 +42,8 @@ export interface Started {
   mainLoop: LoopMonitor;
   /** When the run phase ends: the planned end, or earlier (RunScenarioOptions.endRunPhase). */
   runPhase: RunPhaseEnd;
+  /** Drops the run's Ctrl-C handler (stop the devices), once there is nothing left to stop. */
+  stopInterruptHandler: () => void;
 }
 
 /** drain: the workers' figures, once they have stopped. */

@@ -73,10 +73,11 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
     broadcast(workers.ports, { type: 'stop' });
   };
   process.once('SIGINT', onSigint);
-  cleanups.add(() => void process.off('SIGINT', onSigint));
+  const stopInterruptHandler = () => void process.off('SIGINT', onSigint);
+  cleanups.add(stopInterruptHandler);
   const mainLoopSampler = setInterval(() => mainLoop.sample(), 1000);
   cleanups.add(() => clearInterval(mainLoopSampler));
-  return { startAtMs, cpuStart, mainLoop, runPhase };
+  return { startAtMs, cpuStart, mainLoop, runPhase, stopInterruptHandler };
 }
 
 function scheduleControllerTimeline(

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { TargetInfo } from '../../fleet/worker-protocol.js';
 import type { ControllerAdminApi } from '../controller-admin-api.js';
 import { startMetricsServer, type MetricsServer } from '../metrics-server.js';
+import { impliedEndpoints } from '../prometheus/implied-endpoints.js';
 import { ProgressView } from '../progress-view.js';
 import { RUN_CAPABILITIES } from '../capabilities.js';
 import type { RunningCapability } from '../run-capability.js';
@@ -43,7 +44,13 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
   let metrics: MetricsServer | undefined;
   if (opts.metricsPort !== undefined) {
     try {
-      metrics = await startMetricsServer(ctx.aggregate, opts.metricsPort, opts.metricsHost);
+      metrics = await startMetricsServer(ctx.aggregate, opts.metricsPort, opts.metricsHost, {
+        scenario: scenario.name,
+        seed: scenario.seed,
+        fleetId: ctx.fleetId,
+        shard: `${ctx.plan.shard.index}/${ctx.plan.shard.count}`,
+        endpoints: impliedEndpoints(scenario.groups),
+      });
     } catch (e) {
       throw new InputError((e as Error).message);
     }
