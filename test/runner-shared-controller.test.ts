@@ -21,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SCENARIO = `
 name: shared-controller
 seed: 31
-duration: 4s
+duration: 60s
 gracefulStop: 0s
 target: embedded
 groups:
@@ -58,9 +58,15 @@ describe('shards sharing one evesim controller', () => {
       const counting = (calls: string[]): ControllerAdminApi => ({
         setFleet: (f) => (calls.push('setFleet'), admin.setFleet(f)),
         mergeFleet: (f) => (calls.push('mergeFleet'), admin.mergeFleet(f)),
-        patchGroup: (n, p) => (calls.push('patchGroup'), admin.patchGroup(n, p)),
+        patchGroup: (n, p) => (calls.push('patchGroup'), admin.patchGroup(n, p).then((r) => ((patched = true), r))),
         setMaintenance: (e) => (calls.push('setMaintenance'), admin.setMaintenance(e)),
       });
+      // Each shard's run phase ends once its devices are onboarded and (shard 0) the timeline's
+      // config-item reached the controller: 60 s is only a bound, so a loaded machine cannot make
+      // the run too short for its devices.
+      let patched = false;
+      const shardDevices = [3, 2];
+      const ends = [new AbortController(), new AbortController()];
       const startAtMs = Date.now() + 6000;
       const calls: string[][] = [[], []];
       const errs = ['', ''];
@@ -78,6 +84,10 @@ describe('shards sharing one evesim controller', () => {
             quiet: true,
             out: () => {},
             err: (t) => (errs[i] += t),
+            endRunPhase: ends[i]!.signal,
+            onProgress: (agg) => {
+              if (agg.onboardedEver() >= shardDevices[i]! && (i !== 0 || patched)) ends[i]!.abort();
+            },
           }),
         ),
       );
