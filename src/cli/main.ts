@@ -36,6 +36,11 @@ await yargs(hideBin(process.argv))
         .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on HOST:PORT/metrics (HOST from --metrics-host)' })
         .option('metrics-host', { type: 'string', describe: 'address the metrics server listens on (default 127.0.0.1; 0.0.0.0 so a Prometheus on another host or pod can scrape it)' })
         .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
+        .option('out', {
+          type: 'string',
+          array: true,
+          describe: 'FORMAT=TARGET, repeatable: stream the time series while the run goes; jsonl=FILE writes one JSON object per 1 s interval (tail -f friendly)',
+        })
         .option('record', { type: 'string', describe: 'record every request and response into DIR' })
         .option('state-dir', { type: 'string', describe: 'fleet state directory (identities, controller PKI)' })
         .option('controller-admin', {

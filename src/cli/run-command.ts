@@ -9,6 +9,7 @@ import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
 import { parseStartAt } from './parse-start-at.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
+import { checkOutSpecs, type OutSpec } from '../runner/series/out-spec.js';
 
 export interface RunArgs {
   scenario: string;
@@ -26,6 +27,8 @@ export interface RunArgs {
   metricsPort?: number;
   metricsHost?: string;
   summaryJson?: string;
+  /** --out FORMAT=TARGET, repeatable (series/out-spec.ts). */
+  out?: (string | number)[];
   record?: string;
   stateDir?: string;
   controllerAdmin?: string;
@@ -42,7 +45,9 @@ export async function runRun(a: RunArgs): Promise<number> {
   let gracefulStopMs: number | undefined;
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
+  let outputs: OutSpec[] = [];
   try {
+    outputs = checkOutSpecs((a.out ?? []).map(String));
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
@@ -88,7 +93,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin, outputs });
   } finally {
     await controllerAdmin?.close();
   }
@@ -104,9 +109,10 @@ async function runWith(
     startAtMs: number | undefined;
     controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
+    outputs: OutSpec[];
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin } = p;
+  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin, outputs } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -118,6 +124,7 @@ async function runWith(
     metricsPort: a.metricsPort,
     ...(a.metricsHost !== undefined ? { metricsHost: a.metricsHost } : {}),
     summaryJson: a.summaryJson,
+    ...(outputs.length > 0 ? { outputs } : {}),
     recordDir: a.record,
     stateDir: a.stateDir,
     controller,

@@ -26,6 +26,8 @@ export interface RunScenarioOptions {
   /** --metrics-host: the address the metrics server listens on; default 127.0.0.1 (0.0.0.0 in a pod). */
   metricsHost?: string;
   summaryJson?: string;
+  /** --out FORMAT=TARGET (series/out-spec.ts): where the time series is streamed while the run goes. */
+  outputs?: import('./series/out-spec.js').OutSpec[];
   /** --record: every exchange goes to DIR/worker-<n>/. */
   recordDir?: string;
   /** Fleet state (identities, controller PKI); default .evesim-state in the current directory. */

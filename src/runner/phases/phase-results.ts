@@ -9,6 +9,7 @@ import type { MetricsServer } from '../metrics-server.js';
 import type { ProgressView } from '../progress-view.js';
 import type { RunningCapability } from '../run-capability.js';
 import type { RunPhaseEnd } from './run-phase-end.js';
+import type { SeriesRun } from '../series/series-run.js';
 import type { WorkerFigures } from './worker-results.js';
 
 /** start-servers: the target and what serves the run. */
@@ -42,6 +43,8 @@ export interface Started {
   mainLoop: LoopMonitor;
   /** When the run phase ends: the planned end, or earlier (RunScenarioOptions.endRunPhase). */
   runPhase: RunPhaseEnd;
+  /** The run's time series (series/series-run.ts). */
+  series: SeriesRun;
 }
 
 /** drain: the workers' figures, once they have stopped. */

@@ -15,6 +15,7 @@ import type { Servers, Started, Workers } from './phase-results.js';
 import { RunPhaseEnd } from './run-phase-end.js';
 import { reason, type Print, type RunContext } from './run-context.js';
 import { broadcast } from './start-workers.js';
+import { startSeries } from '../series/series-run.js';
 
 /** Lead time between the workers' 'go' and the start, so every worker gets the message first. */
 const GO_LEAD_MS = 250;
@@ -53,15 +54,20 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, appliesControllerActions ? admin : undefined, err);
   for (const c of servers.capabilities) timelineTimers.push(...(c.scheduleTimeline?.(startAtMs) ?? []));
   cleanups.add(() => timelineTimers.forEach(clearTimeout));
+  // The workers get it after 'go' (one port each, in order), however early the caller fired it.
+  // Timeline actions still due belong to the run phase, which is over.
+  let ended = false;
+  const onEnd = () => {
+    if (ended) return;
+    ended = true;
+    runPhase.end();
+    timelineTimers.forEach(clearTimeout);
+    broadcast(workers.ports, { type: 'end-run-phase' });
+  };
+  // The time series (summary.series, --out); a threshold with abortOnFail ends the run phase through onEnd.
+  const series = startSeries(ctx, startAtMs, runPhase, onEnd);
   const signal = opts.endRunPhase;
   if (signal) {
-    // The workers get it after 'go' (one port each, in order), however early the caller fired it.
-    // Timeline actions still due belong to the run phase, which is over.
-    const onEnd = () => {
-      runPhase.end();
-      timelineTimers.forEach(clearTimeout);
-      broadcast(workers.ports, { type: 'end-run-phase' });
-    };
     if (signal.aborted) onEnd();
     else {
       signal.addEventListener('abort', onEnd, { once: true });
@@ -76,7 +82,7 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   cleanups.add(() => void process.off('SIGINT', onSigint));
   const mainLoopSampler = setInterval(() => mainLoop.sample(), 1000);
   cleanups.add(() => clearInterval(mainLoopSampler));
-  return { startAtMs, cpuStart, mainLoop, runPhase };
+  return { startAtMs, cpuStart, mainLoop, runPhase, series };
 }
 
 function scheduleControllerTimeline(
