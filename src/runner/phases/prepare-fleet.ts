@@ -4,6 +4,7 @@
 // the fleet id (creating the fleet CA once, before workers race to open the directory).
 // checkRunInputs alone is what --dry-run does: nothing is written.
 
+import { outTargetProblem } from '../series/out-spec.js';
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 import os from 'node:os';
@@ -71,6 +72,10 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
     }
   }
   if (opts.summaryJson) checkWritableFile(opts.summaryJson, '--summary-json');
+  for (const o of opts.outputs ?? []) {
+    const bad = outTargetProblem(o);
+    if (bad) throw new InputError(bad);
+  }
   if (opts.metricsPort !== undefined && (!Number.isInteger(opts.metricsPort) || opts.metricsPort < 0 || opts.metricsPort > 65535)) {
     throw new InputError(`--metrics-port: ${opts.metricsPort} is not a TCP port (0..65535)`);
   }

@@ -51,16 +51,20 @@ export function startSeries(ctx: RunContext, startAtMs: number, runPhase: RunPha
     err(`evesim: threshold "${v.spec.source}" failed at ${(v.tMs / 1000).toFixed(1)} s with abortOnFail: ending the run early\n`);
     endRunPhase();
   });
+  // Once the run phase is over (planned end, caller's signal, Ctrl-C stop aside) nothing is aborted:
+  // the interval holding the end is still 'run', and judging it could claim an abort that never was.
+  let runPhaseOver = false;
   recorder.onInterval((shown, figures) => {
     windows.addFigures(figures);
     for (const s of sinks) s.interval(shown);
-    abort.check(shown);
+    if (!runPhaseOver) abort.check(shown);
   });
 
   const markers = scheduleTimelineMarkers(scenario.timeline, startAtMs, recorder);
   cleanups.add(() => markers.forEach(clearTimeout));
   const gracefulStopMs = scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS;
   void runPhase.ended.then((atMs) => {
+    runPhaseOver = true;
     markers.forEach(clearTimeout);
     recorder.markRunPhaseEnd(atMs);
     if (gracefulStopMs > 0) recorder.event(atMs, 'drain', `drain: devices deliver their queues (up to ${gracefulStopMs / 1000} s)`);
