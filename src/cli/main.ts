@@ -37,8 +37,8 @@ await yargs(hideBin(process.argv))
         .option('metrics-host', { type: 'string', describe: 'address the metrics server listens on (default 127.0.0.1; 0.0.0.0 so a Prometheus on another host or pod can scrape it)' })
         .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
         .option('out', {
+          // Not `array: true`: that would swallow a scenario file written after it. Repeated, yargs gives an array.
           type: 'string',
-          array: true,
           describe: 'FORMAT=TARGET, repeatable: stream the time series while the run goes; jsonl=FILE writes one JSON object per 1 s interval (tail -f friendly)',
         })
         .option('record', { type: 'string', describe: 'record every request and response into DIR' })

@@ -28,7 +28,7 @@ export interface RunArgs {
   metricsHost?: string;
   summaryJson?: string;
   /** --out FORMAT=TARGET, repeatable (series/out-spec.ts). */
-  out?: (string | number)[];
+  out?: string | (string | number)[];
   record?: string;
   stateDir?: string;
   controllerAdmin?: string;
@@ -47,7 +47,7 @@ export async function runRun(a: RunArgs): Promise<number> {
   let startAtMs: number | undefined;
   let outputs: OutSpec[] = [];
   try {
-    outputs = checkOutSpecs((a.out ?? []).map(String));
+    outputs = checkOutSpecs((a.out === undefined ? [] : Array.isArray(a.out) ? a.out : [a.out]).map(String));
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');

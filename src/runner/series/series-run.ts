@@ -6,14 +6,14 @@
 import { DEFAULT_GRACEFUL_STOP_MS } from '../../scenario/scenario-defaults.js';
 import { evesimVersion } from '../evesim-version.js';
 import type { RunPhaseEnd } from '../phases/run-phase-end.js';
-import type { RunContext } from '../phases/run-context.js';
+import { reason, type RunContext } from '../phases/run-context.js';
 import type { RunSeries } from '../run-series.js';
 import type { ThresholdResult } from '../summary-json.js';
 import { formatThresholdValue } from '../format-values.js';
 import { thresholdValueKind } from '../../scenario/parse-threshold.js';
 import { describeWindow } from '../../scenario/threshold-window.js';
 import { AbortOnFail, type AbortVerdict } from './abort-on-fail.js';
-import { JsonlSeriesWriter } from './jsonl-series-writer.js';
+import { openSeriesSink, type SeriesSink } from './series-sinks.js';
 import { SeriesRecorder } from './series-recorder.js';
 import { ThresholdWindows } from './threshold-windows.js';
 import { scheduleTimelineMarkers } from './timeline-markers.js';
@@ -41,8 +41,24 @@ export function startSeries(ctx: RunContext, startAtMs: number, runPhase: RunPha
 
   const shard = ctx.plan.shard.count > 1 ? { shard: { index: ctx.plan.shard.index, count: ctx.plan.shard.count } } : {};
   const header = { scenario: scenario.name, seed: scenario.seed, version: evesimVersion(), startedAt: new Date(startAtMs).toISOString(), intervalMs: recorder.intervalMs, ...shard };
-  const sinks = (opts.outputs ?? []).map((o) => new JsonlSeriesWriter(o.target, header));
-  cleanups.add(() => sinks.forEach((s) => s.close()));
+  const sinks = new Map((opts.outputs ?? []).map((o) => [openSeriesSink(o, header), o] as const));
+  cleanups.add(() => sinks.forEach((_, s) => s.close()));
+  // A sink that fails (disk full) is reported once and dropped: the run and the summary go on.
+  const toSinks = (write: (s: SeriesSink) => void): void => {
+    for (const [s, o] of sinks) {
+      try {
+        write(s);
+      } catch (e) {
+        err(`evesim: --out ${o.format}=${o.target}: ${reason(e)}; nothing more is written there\n`);
+        sinks.delete(s);
+        try {
+          s.close();
+        } catch {
+          // Already reported.
+        }
+      }
+    }
+  };
 
   const windows = new ThresholdWindows(scenario.thresholds);
   const abort = new AbortOnFail(scenario.thresholds, windows, (v) => {
@@ -56,7 +72,7 @@ export function startSeries(ctx: RunContext, startAtMs: number, runPhase: RunPha
   let runPhaseOver = false;
   recorder.onInterval((shown, figures) => {
     windows.addFigures(figures);
-    for (const s of sinks) s.interval(shown);
+    toSinks((s) => s.interval(shown));
     if (!runPhaseOver) abort.check(shown);
   });
 
@@ -79,7 +95,7 @@ export function startSeries(ctx: RunContext, startAtMs: number, runPhase: RunPha
     },
     end(exitCode, durationMs) {
       const v = abort.verdict;
-      for (const s of sinks) s.end({ exitCode, durationMs, ...(v ? { aborted: { threshold: v.spec.source, tMs: v.tMs } } : {}) });
+      toSinks((s) => s.end({ exitCode, durationMs, ...(v ? { aborted: { threshold: v.spec.source, tMs: v.tMs } } : {}) }));
     },
   };
 }
