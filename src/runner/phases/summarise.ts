@@ -49,7 +49,7 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
   for (const c of servers.capabilities) await c.summarise?.(measured);
   const thresholds = markAbortingThreshold(evaluateThresholds(scenario.thresholds, measured, started.series.windows), started.series.aborted());
   const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;
-  started.series.end(exitCode, wallMs);
+  started.series.end(exitCode, Math.round(wallMs));
   const { shard, fleetDevices, shardDevices } = ctx.plan;
   const summary: RunSummary & ShardSummary = {
     ...measured,
