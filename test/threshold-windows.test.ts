@@ -6,9 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { FleetAggregate } from '../src/runner/aggregate.js';
 import { buildMeasuredRun } from '../src/runner/build-summary.js';
-import { AbortOnFail, type AbortVerdict } from '../src/runner/series/abort-on-fail.js';
+import { AbortOnFail, markAbortingThreshold, type AbortVerdict } from '../src/runner/series/abort-on-fail.js';
 import { SeriesRecorder } from '../src/runner/series/series-recorder.js';
-import { markAbortingThreshold } from '../src/runner/series/series-run.js';
 import { ThresholdWindows } from '../src/runner/series/threshold-windows.js';
 import { evaluateThresholds } from '../src/runner/thresholds.js';
 import { parseScenario } from '../src/scenario/load-scenario.js';

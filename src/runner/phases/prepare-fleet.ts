@@ -4,7 +4,6 @@
 // the fleet id (creating the fleet CA once, before workers race to open the directory).
 // checkRunInputs alone is what --dry-run does: nothing is written.
 
-import { outTargetProblem } from '../series/out-spec.js';
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 import os from 'node:os';
@@ -25,6 +24,7 @@ import { fleetWorkerFile } from '../worker-file.js';
 import { Cleanups } from './cleanups.js';
 import { InputError } from './input-error.js';
 import type { Print, RunContext } from './run-context.js';
+import { outTargetProblem } from '../series/out-spec.js';
 
 /** A --start-at this far in the past (when the run is prepared) is still taken: clocks and startup jitter. */
 export const START_AT_TOLERANCE_MS = 1000;

@@ -13,7 +13,7 @@ import { noThresholdFailed, evaluateThresholds } from '../thresholds.js';
 import type { Drained, Servers, Started } from './phase-results.js';
 import type { ShardSummary } from '../shard-summary.js';
 import { round1, type RunContext } from './run-context.js';
-import { markAbortingThreshold } from '../series/series-run.js';
+import { markAbortingThreshold } from '../series/abort-on-fail.js';
 
 /** The groups with the shard's device counts (the whole groups without --shard). */
 function shardGroups<G extends { count: number }>(groups: readonly G[], plan: RunContext['plan']): G[] {

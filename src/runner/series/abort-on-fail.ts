@@ -2,10 +2,15 @@
 // delayAbortEval has passed, over the run phase so far (or their window). The first that fails
 // with a measured value ends the run phase early; one that cannot be measured yet (no requests to
 // its endpoint so far) does not: absence of data is not a failure until the final judgement.
+// markAbortingThreshold() then reports the threshold that ended the run as failed, with when.
 
 import { perDeviceBound } from '../../scenario/threshold-basis.js';
 import type { ThresholdSpec } from '../../scenario/scenario-types.js';
 import type { RunInterval } from '../run-series.js';
+import type { ThresholdResult } from '../summary-json.js';
+import { formatThresholdValue } from '../format-values.js';
+import { thresholdValueKind } from '../../scenario/parse-threshold.js';
+import { describeWindow } from '../../scenario/threshold-window.js';
 import { compare } from '../thresholds.js';
 import type { WindowMeasures } from './threshold-windows.js';
 
@@ -50,4 +55,16 @@ export class AbortOnFail {
       return;
     }
   }
+}
+
+/** The threshold that aborted the run fails, with what it measured then and when, whatever the
+ *  whole run later measured. */
+export function markAbortingThreshold(results: ThresholdResult[], v: AbortVerdict | undefined): ThresholdResult[] {
+  if (!v) return results;
+  return results.map((r, i) => {
+    if (i !== v.index) return r;
+    const where = v.spec.window ? ` (${describeWindow(v.spec.window)})` : '';
+    const detail = `${formatThresholdValue(thresholdValueKind(v.spec), v.value)} at ${(v.tMs / 1000).toFixed(1)} s${where}: aborted the run (abortOnFail)`;
+    return { ...r, status: 'failed', passed: false, actual: v.value, detail, abortedRun: { tMs: v.tMs } };
+  });
 }

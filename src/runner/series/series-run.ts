@@ -8,10 +8,8 @@ import { evesimVersion } from '../evesim-version.js';
 import type { RunPhaseEnd } from '../phases/run-phase-end.js';
 import { reason, type RunContext } from '../phases/run-context.js';
 import type { RunSeries } from '../run-series.js';
-import type { ThresholdResult } from '../summary-json.js';
 import { formatThresholdValue } from '../format-values.js';
 import { thresholdValueKind } from '../../scenario/parse-threshold.js';
-import { describeWindow } from '../../scenario/threshold-window.js';
 import { AbortOnFail, type AbortVerdict } from './abort-on-fail.js';
 import { openSeriesSink, type SeriesSink } from './series-sinks.js';
 import { SeriesRecorder } from './series-recorder.js';
@@ -98,16 +96,4 @@ export function startSeries(ctx: RunContext, startAtMs: number, runPhase: RunPha
       toSinks((s) => s.end({ exitCode, durationMs, ...(v ? { aborted: { threshold: v.spec.source, tMs: v.tMs } } : {}) }));
     },
   };
-}
-
-/** The threshold that aborted the run fails, with what it measured then and when, whatever the
- *  whole run later measured. */
-export function markAbortingThreshold(results: ThresholdResult[], v: AbortVerdict | undefined): ThresholdResult[] {
-  if (!v) return results;
-  return results.map((r, i) => {
-    if (i !== v.index) return r;
-    const where = v.spec.window ? ` (${describeWindow(v.spec.window)})` : '';
-    const detail = `${formatThresholdValue(thresholdValueKind(v.spec), v.value)} at ${(v.tMs / 1000).toFixed(1)} s${where}: aborted the run (abortOnFail)`;
-    return { ...r, status: 'failed', passed: false, actual: v.value, detail, abortedRun: { tMs: v.tMs } };
-  });
 }
