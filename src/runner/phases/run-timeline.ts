@@ -2,7 +2,8 @@
 // actions that go through the embedded controller's admin API and those of the capabilities (the
 // sites' LPSs), and turns Ctrl-C into an orderly stop (devices stop, what was measured is reported).
 // The caller's endRunPhase signal ends the run phase early, as if the duration were over: the
-// workers drain as at the planned end.
+// workers drain as at the planned end; so does a threshold with abortOnFail that fails (the run's
+// time series judges it, series/series-run.ts).
 // With --shard every process applies the controller-side actions to its own embedded controller,
 // which serves only that shard's devices, so each device sees each action once, as in a single run.
 // An `evesim controller` the shards share (--controller --controller-admin) gets them from shard 0
