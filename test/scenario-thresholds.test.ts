@@ -49,10 +49,10 @@ describe('threshold entries in a scenario file', () => {
 
   it('a malformed entry is named with file, line and column', () => {
     expect(errorsOf(`${GROUPS}thresholds:\n  - { threshold: errors.count == 0, requird: true }\n  - { required: true }\n  - { threshold: errors.count == 0, required: yes }\n  - 42\n`)).toEqual([
-      'x.yaml:13:37: thresholds[0].requird: unknown field "requird" (did you mean "required"?); expected one of threshold, required',
+      'x.yaml:13:37: thresholds[0].requird: unknown field "requird" (did you mean "required"?); expected one of threshold, required, abortOnFail, delayAbortEval',
       'x.yaml:14:5: thresholds[1]: missing required field "threshold"',
       'x.yaml:15:47: thresholds[2].required: must be true or false (got "yes")',
-      'x.yaml:16:5: thresholds[3]: must be a threshold expression such as "config.p99 < 200ms" or a map { threshold: <expression>, required: true } (got 42)',
+      'x.yaml:16:5: thresholds[3]: must be a threshold expression such as "config.p99 < 200ms" or a map { threshold: <expression>, required: true, abortOnFail: true, delayAbortEval: 30s } (got 42)',
     ]);
   });
 

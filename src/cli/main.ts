@@ -42,6 +42,11 @@ await yargs(hideBin(process.argv))
         })
         .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
         .option('report', { type: 'string', describe: 'write a self-contained HTML report to FILE.html when the run ends (charts over time, thresholds, endpoints; opens offline)' })
+        .option('out', {
+          // Not `array: true`: that would swallow a scenario file written after it. Repeated, yargs gives an array.
+          type: 'string',
+          describe: 'FORMAT=TARGET, repeatable: stream the time series while the run goes; jsonl=FILE writes one JSON object per 1 s interval (tail -f friendly)',
+        })
         .option('record', { type: 'string', describe: 'record every request and response into DIR' })
         .option('state-dir', { type: 'string', describe: 'fleet state directory (identities, controller PKI)' })
         .option('controller-admin', {

@@ -11,6 +11,7 @@ import { DEFAULT_METRICS_LINGER_MS } from '../runner/phases/metrics-linger.js';
 import { parseStartAt } from './parse-start-at.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
 import { htmlReportFileProblem, writeHtmlReport } from './report-command.js';
+import { checkOutSpecs, type OutSpec } from '../runner/series/out-spec.js';
 
 export interface RunArgs {
   scenario: string;
@@ -31,6 +32,8 @@ export interface RunArgs {
   summaryJson?: string;
   /** --report FILE.html: the self-contained HTML report, written when the run ends. */
   report?: string;
+  /** --out FORMAT=TARGET, repeatable (series/out-spec.ts). */
+  out?: string | (string | number)[];
   record?: string;
   stateDir?: string;
   controllerAdmin?: string;
@@ -48,7 +51,9 @@ export async function runRun(a: RunArgs): Promise<number> {
   let metricsLingerMs: number | undefined;
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
+  let outputs: OutSpec[] = [];
   try {
+    outputs = checkOutSpecs((a.out === undefined ? [] : Array.isArray(a.out) ? a.out : [a.out]).map(String));
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
@@ -101,7 +106,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs });
   } finally {
     await controllerAdmin?.close();
   }
@@ -118,9 +123,10 @@ async function runWith(
     startAtMs: number | undefined;
     controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
+    outputs: OutSpec[];
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin } = p;
+  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -133,6 +139,7 @@ async function runWith(
     ...(metricsHostArg(a.metricsHost) !== undefined ? { metricsHost: metricsHostArg(a.metricsHost)! } : {}),
     metricsLingerMs,
     summaryJson: a.summaryJson,
+    ...(outputs.length > 0 ? { outputs } : {}),
     recordDir: a.record,
     stateDir: a.stateDir,
     controller,

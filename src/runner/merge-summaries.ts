@@ -11,7 +11,8 @@
 // The rest, which has no exact combination: startedAt is the earliest start, durationMs reaches
 // to the latest end, the drain is complete only if every shard's was, the machine is the first
 // shard's, generator workers are listed shard after shard (renumbered) and the main-thread lag
-// and CPU figures are the worst shard's.
+// and CPU figures are the worst shard's. The time series: merge-series.ts (counts summed by time,
+// per-interval percentiles dropped); thresholds with a window are judged from it.
 
 import { commandLatency } from './lps/lps-summary.js';
 import type { LpsRunSummary } from './lps/lps-summary.js';
@@ -23,6 +24,8 @@ import type { ApiLabel } from '../protocol/api-version.js';
 import type { EndpointStats, ExpectedRejection, MeasuredRun, RunSummary } from './summary-json.js';
 import { evaluateThresholds, noThresholdFailed } from './thresholds.js';
 import { mergedThresholds } from './merge-thresholds.js';
+import { mergeSeries } from './merge-series.js';
+import { ThresholdWindows } from './series/threshold-windows.js';
 
 export { MergeRefused };
 
@@ -40,7 +43,9 @@ export function mergeSummaries(files: readonly { file: string; data: unknown }[]
   checkShardSet(shards);
   shards.sort((a, b) => (a.summary.mergeable.identity.shard?.index ?? 0) - (b.summary.mergeable.identity.shard?.index ?? 0));
   const measured = mergeMeasured(shards);
-  const thresholds = evaluateThresholds(measured.mergeable!.thresholds, measured);
+  const windows = new ThresholdWindows(measured.mergeable!.thresholds, false);
+  for (const i of measured.series?.intervals ?? []) windows.addInterval(i);
+  const thresholds = evaluateThresholds(measured.mergeable!.thresholds, measured, windows);
   const failedShards = shards.filter((s) => s.summary.exitCode === 1 && noThresholdFailed(s.summary.thresholds ?? [])).map((s) => s.file);
   const exitCode = failedShards.length > 0 || !noThresholdFailed(thresholds) ? 1 : 0;
   // The merge is the whole fleet again: shard 0 of 1, as a run without --shard says.
@@ -86,6 +91,8 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
   if (runs.some((r) => r.attestation)) out.attestation = addDeep(runs.map((r) => r.attestation).filter((a) => a !== undefined));
   if (runs.some((r) => r.byApi)) out.byApi = mergeByApi(runs, seconds, shards);
   if (runs.some((r) => r.lps)) out.lps = mergeLps(runs);
+  const series = mergeSeries(runs.map((r) => ({ series: r.series, startedAtMs: r.mergeable.startedAtMs, workers: r.generator?.workers?.length ?? 0 })));
+  if (series) out.series = series;
 
   const { thresholds, groups } = mergedThresholds(shards);
   const lpsCommands = runs.some((r) => r.mergeable.lpsCommands) ? mergeCommandTimes(ms) : undefined;

@@ -31,6 +31,8 @@ export interface RunScenarioOptions {
   /** Ends the metrics linger early (tests: once Prometheus has scraped the final figures). */
   endMetricsLinger?: AbortSignal;
   summaryJson?: string;
+  /** --out FORMAT=TARGET (series/out-spec.ts): where the time series is streamed while the run goes. */
+  outputs?: import('./series/out-spec.js').OutSpec[];
   /** --record: every exchange goes to DIR/worker-<n>/. */
   recordDir?: string;
   /** Fleet state (identities, controller PKI); default .evesim-state in the current directory. */

@@ -51,6 +51,9 @@ export interface ThresholdResult {
   required?: true;
   /** Human form of `actual`, or why it could not be checked. */
   detail: string;
+  /** Written with `abortOnFail: true` and failed while the run went: it ended the run phase early,
+   *  at tMs (ms since the start); `actual` is what it measured then. */
+  abortedRun?: { tMs: number };
 }
 
 export interface GeneratorHealth {

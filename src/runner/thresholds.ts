@@ -14,17 +14,20 @@ import { RUN_CAPABILITIES } from './capabilities.js';
 import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
 import type { ThresholdMeasure } from './threshold-measure.js';
 import { formatThresholdValue } from './format-values.js';
+import type { WindowMeasures } from './series/threshold-windows.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
 /** Controller endpoints and the capabilities' (lps.radio, ...). */
 const ENDPOINT_SUBJECTS: ReadonlySet<string> = new Set([...ENDPOINT_KEYS, ...RUN_CAPABILITIES.flatMap((c) => c.endpointKeys ?? [])]);
 
-export function evaluateThresholds(specs: readonly ThresholdSpec[], run: MeasuredRun): ThresholdResult[] {
-  return specs.map((s) => evaluateThreshold(s, run));
+/** `windows` measures the thresholds with a window (`… after 2m`) from the run's intervals; without
+ *  it (a summary without them) those cannot be checked and fail. */
+export function evaluateThresholds(specs: readonly ThresholdSpec[], run: MeasuredRun, windows?: WindowMeasures): ThresholdResult[] {
+  return specs.map((s) => evaluateThreshold(s, run, windows));
 }
 
-export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun): ThresholdResult {
+export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun, windows?: WindowMeasures): ThresholdResult {
   // `{api:v1}`: the same measure on that API's part of the run.
   const view = spec.api ? runOfApi(run, spec.api) : run;
   const b: Bound = 'cannot' in view ? { bound: null } : boundOf(spec, view);
@@ -38,7 +41,7 @@ export function evaluateThreshold(spec: ThresholdSpec, run: MeasuredRun): Thresh
     ...(spec.required ? { required: true as const } : {}),
     detail,
   });
-  const m: ThresholdMeasure = 'cannot' in view ? view : b.cannot !== undefined ? { cannot: b.cannot } : measure(spec, view);
+  const m: ThresholdMeasure = 'cannot' in view ? view : b.cannot !== undefined ? { cannot: b.cannot } : spec.window ? measureWindow(spec, windows) : measure(spec, view);
   if ('notChecked' in m) {
     // Only a real controller lacks these figures by nature; with the embedded one they must exist.
     if (!againstRealController(run)) return result('failed', null, `cannot check: ${m.notChecked}`);
@@ -83,6 +86,10 @@ function boundOf(spec: ThresholdSpec, view: MeasuredRun): Bound {
   const bound = perDeviceBound(spec.value, devices);
   const effective = `${OP_SIGNS[spec.op]} ${formatThresholdValue('count', bound)} for ${describeBasis(spec, basis, devices)}`;
   return { bound, perDevice: { devices, effective } };
+}
+
+function measureWindow(spec: ThresholdSpec, windows: WindowMeasures | undefined): ThresholdMeasure {
+  return windows ? windows.measure(spec) : { cannot: 'judged over a window of the run phase, but the run\'s intervals are not at hand' };
 }
 
 const OP_SIGNS: Record<ThresholdSpec['op'], string> = { '<': '<', '<=': '≤', '>': '>', '>=': '≥', '==': '=' };
@@ -161,7 +168,7 @@ function requestTotals(run: MeasuredRun): { count: number; errors: number; expec
   return { count, errors, expected, rate };
 }
 
-function compare(actual: number, op: ThresholdSpec['op'], bound: number): boolean {
+export function compare(actual: number, op: ThresholdSpec['op'], bound: number): boolean {
   switch (op) {
     case '<':
       return actual < bound;

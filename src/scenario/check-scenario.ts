@@ -8,7 +8,8 @@ import { resolve } from 'node:path';
 import { checkConfigItem } from './config-items.js';
 import { durationOf, formatDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
-import { parseThreshold } from './parse-threshold.js';
+import { checkAbortable, parseThreshold } from './parse-threshold.js';
+import { checkAbortEntry } from './threshold-abort-check.js';
 import type { IssueCollector } from './issue-collector.js';
 import { didYouMean } from './suggest.js';
 import { SCENARIO_CAPABILITIES } from './capabilities.js';
@@ -161,6 +162,7 @@ function checkThresholds(thresholds: unknown, groups: unknown, issues: IssueColl
     const path = typeof t === 'string' ? ['thresholds', i] : ['thresholds', i, 'threshold'];
     try {
       const spec = parseThreshold(text);
+      if (isObj(t)) checkAbortEntry(t, i, issues, () => checkAbortable(spec));
       const group = spec.perDevice?.group;
       if (group === undefined) return;
       const api = apiOf.get(group);

@@ -6,8 +6,10 @@
 //   config{api:v1}.p99 < 1s  (one controller API of a mixed fleet, api-thresholds.ts)
 //   register.count >= 1 per device    onboarded.count >= 90% of devices  (scale with --devices,
 //                                     threshold-basis.ts)
+//   config.p99 < 200ms after 2m    errors.count == 0 during 1m..3m  (a window, threshold-window.ts)
 // In a scenario file an entry is the expression, or `{ threshold: <expression>, required: true }`
-// for one that must fail rather than be "not checked" when the target cannot provide its figures.
+// for one that must fail rather than be "not checked" when the target cannot provide its figures,
+// or `{ threshold: …, abortOnFail: true, delayAbortEval: 30s }` for one that ends the run early.
 // Evaluation against a run summary lives in src/runner/thresholds.ts.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
@@ -18,6 +20,7 @@ import { SCENARIO_CAPABILITIES } from './capabilities.js';
 import { checkApiTaggable, splitApiTag } from './api-v1/api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
 import { splitPerDevice } from './threshold-basis.js';
+import { isSeriesSubject, splitWindow } from './threshold-window.js';
 import type { ThresholdValueKind } from './threshold-kinds.js';
 
 export type { ThresholdValueKind } from './threshold-kinds.js';
@@ -49,7 +52,8 @@ export function thresholdValueKind(spec: Pick<ThresholdSpec, 'subject' | 'stat'>
 
 /** Parses one expression; throws an Error whose message says what is wrong and what would be right. */
 export function parseThreshold(source: string): ThresholdSpec {
-  const { text, api } = splitApiTag(source);
+  const { text: tagged, api } = splitApiTag(source);
+  const { text, window } = splitWindow(tagged);
   const m = EXPR.exec(text);
   if (!m) {
     throw new Error(`"${source}" is not a threshold; expected <subject>.<stat> <op> <value>, e.g. "config.p99 < 200ms"`);
@@ -81,6 +85,7 @@ export function parseThreshold(source: string): ThresholdSpec {
     ? parseThresholdValue(perDevice.number, perDevice.percent ? 'fraction' : 'count', `${subject}.${stat} per device`)
     : parseThresholdValue(rawValue, kind, `${subject}.${stat}`);
   if (api) checkApiTaggable(subject, source.trim());
+  if (window) checkWindowable(subject, api, source.trim());
   return {
     source: source.trim(),
     subject,
@@ -89,16 +94,39 @@ export function parseThreshold(source: string): ThresholdSpec {
     value,
     ...(api ? { api } : {}),
     ...(perDevice ? { perDevice: perDevice.basis } : {}),
+    ...(window ? { window } : {}),
   };
 }
 
-/** A scenario's `thresholds` entry: the expression, or `{ threshold, required }`. */
-export type ThresholdEntry = string | { threshold: string; required?: boolean };
+/** Only what the series records interval by interval can be judged over a window or while the run goes. */
+function checkWindowable(subject: string, api: string | undefined, source: string): void {
+  if (!isSeriesSubject(subject)) {
+    throw new Error(`"${source}": only request figures (an endpoint, all), errors and findings can be judged over a window; "${subject}" is known only for the whole run`);
+  }
+  if (api) throw new Error(`"${source}": a threshold with a window cannot also name an API ({api:…}): the series is not split by API`);
+}
+
+/** A scenario's `thresholds` entry: the expression, or `{ threshold, required, abortOnFail, delayAbortEval }`. */
+export type ThresholdEntry = string | { threshold: string; required?: boolean; abortOnFail?: boolean; delayAbortEval?: string };
 
 export function parseThresholdEntry(entry: ThresholdEntry): ThresholdSpec {
   if (typeof entry === 'string') return parseThreshold(entry);
   const spec = parseThreshold(entry.threshold);
-  return entry.required ? { ...spec, required: true } : spec;
+  if (entry.abortOnFail) checkAbortable(spec);
+  return {
+    ...spec,
+    ...(entry.required ? { required: true } : {}),
+    ...(entry.abortOnFail ? { abortOnFail: true } : {}),
+    ...(entry.abortOnFail && entry.delayAbortEval !== undefined ? { delayAbortEvalMs: parseDuration(entry.delayAbortEval) } : {}),
+  };
+}
+
+/** abortOnFail is judged from the series while the run goes: the same subjects as a window. */
+export function checkAbortable(spec: Pick<ThresholdSpec, 'subject' | 'api' | 'source'>): void {
+  if (!isSeriesSubject(spec.subject)) {
+    throw new Error(`"${spec.source}": abortOnFail needs a figure measured while the run goes: an endpoint, all, errors or findings ("${spec.subject}" is known only at the end)`);
+  }
+  if (spec.api) throw new Error(`"${spec.source}": abortOnFail cannot be combined with an API tag ({api:…}): the series is not split by API`);
 }
 
 const KIND_WORDS: Record<ThresholdValueKind, string> = {

@@ -99,7 +99,7 @@ const externalTarget: Schema = {
 
 // A threshold entry: the expression, or a map that says the threshold is required (it fails
 // instead of being "not checked" when the target cannot provide its figures).
-const THRESHOLD_ENTRY = 'a threshold expression such as "config.p99 < 200ms" or a map { threshold: <expression>, required: true }';
+const THRESHOLD_ENTRY = 'a threshold expression such as "config.p99 < 200ms" or a map { threshold: <expression>, required: true, abortOnFail: true, delayAbortEval: 30s }';
 const threshold: Schema = {
   type: ['string', 'object'],
   expect: THRESHOLD_ENTRY,
@@ -112,6 +112,8 @@ const threshold: Schema = {
     properties: {
       threshold: { type: 'string', expect: 'a threshold expression such as "config.p99 < 200ms"' },
       required: { type: 'boolean', expect: 'true or false' },
+      abortOnFail: { type: 'boolean', expect: 'true or false' },
+      delayAbortEval: { type: 'string', expect: 'a duration such as 30s' },
     },
   },
 };

@@ -147,6 +147,20 @@ export interface ThresholdSpec {
   /** Written as `{ threshold: …, required: true }`: a threshold that cannot be checked against this
    *  target (a real controller has no attestation or LPS figures) fails instead of being "not checked". */
   required?: boolean;
+  /** `… after 2m`, `… during 1m..3m` (threshold-window.ts): judged over those intervals of the run phase only. */
+  window?: ThresholdWindow;
+  /** Written as `{ threshold: …, abortOnFail: true }`: judged at each closed interval while the run
+   *  goes, and a failure ends the run phase early (the drain and the report follow). */
+  abortOnFail?: boolean;
+  /** `delayAbortEval: 30s`: no abort judgement before this much of the run phase has passed, ms. */
+  delayAbortEvalMs?: number;
+}
+
+/** The part of the run phase a threshold is judged over: intervals starting in [fromMs, toMs), ms since the start. */
+export interface ThresholdWindow {
+  fromMs: number;
+  /** Absent: to the end of the run phase. */
+  toMs?: number;
 }
 
 /** What follows "per" in a per-device threshold: every device, or a TPM category (threshold-basis.ts). */

@@ -9,6 +9,7 @@ import type { MetricsServer } from '../metrics-server.js';
 import type { ProgressView } from '../progress-view.js';
 import type { RunningCapability } from '../run-capability.js';
 import type { RunPhaseEnd } from './run-phase-end.js';
+import type { SeriesRun } from '../series/series-run.js';
 import type { WorkerFigures } from './worker-results.js';
 
 /** start-servers: the target and what serves the run. */
@@ -44,6 +45,8 @@ export interface Started {
   runPhase: RunPhaseEnd;
   /** Drops the run's Ctrl-C handler (stop the devices), once there is nothing left to stop. */
   stopInterruptHandler: () => void;
+  /** The run's time series (series/series-run.ts). */
+  series: SeriesRun;
 }
 
 /** drain: the workers' figures, once they have stopped. */

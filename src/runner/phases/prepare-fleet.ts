@@ -24,6 +24,7 @@ import { fleetWorkerFile } from '../worker-file.js';
 import { Cleanups } from './cleanups.js';
 import { InputError } from './input-error.js';
 import type { Print, RunContext } from './run-context.js';
+import { outTargetProblem } from '../series/out-spec.js';
 
 /** A --start-at this far in the past (when the run is prepared) is still taken: clocks and startup jitter. */
 export const START_AT_TOLERANCE_MS = 1000;
@@ -71,6 +72,10 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
     }
   }
   if (opts.summaryJson) checkWritableFile(opts.summaryJson, '--summary-json');
+  for (const o of opts.outputs ?? []) {
+    const bad = outTargetProblem(o);
+    if (bad) throw new InputError(bad);
+  }
   if (opts.metricsPort !== undefined && (!Number.isInteger(opts.metricsPort) || opts.metricsPort < 0 || opts.metricsPort > 65535)) {
     throw new InputError(`--metrics-port: ${opts.metricsPort} is not a TCP port (0..65535)`);
   }

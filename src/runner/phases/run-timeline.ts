@@ -2,7 +2,8 @@
 // actions that go through the embedded controller's admin API and those of the capabilities (the
 // sites' LPSs), and turns Ctrl-C into an orderly stop (devices stop, what was measured is reported).
 // The caller's endRunPhase signal ends the run phase early, as if the duration were over: the
-// workers drain as at the planned end.
+// workers drain as at the planned end; so does a threshold with abortOnFail that fails (the run's
+// time series judges it, series/series-run.ts).
 // With --shard every process applies the controller-side actions to its own embedded controller,
 // which serves only that shard's devices, so each device sees each action once, as in a single run.
 // An `evesim controller` the shards share (--controller --controller-admin) gets them from shard 0
@@ -15,6 +16,7 @@ import type { Servers, Started, Workers } from './phase-results.js';
 import { RunPhaseEnd } from './run-phase-end.js';
 import { reason, type Print, type RunContext } from './run-context.js';
 import { broadcast } from './start-workers.js';
+import { startSeries } from '../series/series-run.js';
 
 /** Lead time between the workers' 'go' and the start, so every worker gets the message first. */
 const GO_LEAD_MS = 250;
@@ -53,15 +55,20 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   const timelineTimers = scheduleControllerTimeline(scenario, startAtMs, appliesControllerActions ? admin : undefined, err);
   for (const c of servers.capabilities) timelineTimers.push(...(c.scheduleTimeline?.(startAtMs) ?? []));
   cleanups.add(() => timelineTimers.forEach(clearTimeout));
+  // The workers get it after 'go' (one port each, in order), however early the caller fired it.
+  // Timeline actions still due belong to the run phase, which is over.
+  let ended = false;
+  const onEnd = () => {
+    if (ended) return;
+    ended = true;
+    runPhase.end();
+    timelineTimers.forEach(clearTimeout);
+    broadcast(workers.ports, { type: 'end-run-phase' });
+  };
+  // The time series (summary.series, --out); a threshold with abortOnFail ends the run phase through onEnd.
+  const series = startSeries(ctx, startAtMs, runPhase, onEnd);
   const signal = opts.endRunPhase;
   if (signal) {
-    // The workers get it after 'go' (one port each, in order), however early the caller fired it.
-    // Timeline actions still due belong to the run phase, which is over.
-    const onEnd = () => {
-      runPhase.end();
-      timelineTimers.forEach(clearTimeout);
-      broadcast(workers.ports, { type: 'end-run-phase' });
-    };
     if (signal.aborted) onEnd();
     else {
       signal.addEventListener('abort', onEnd, { once: true });
@@ -77,7 +84,7 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   cleanups.add(stopInterruptHandler);
   const mainLoopSampler = setInterval(() => mainLoop.sample(), 1000);
   cleanups.add(() => clearInterval(mainLoopSampler));
-  return { startAtMs, cpuStart, mainLoop, runPhase, stopInterruptHandler };
+  return { startAtMs, cpuStart, mainLoop, runPhase, stopInterruptHandler, series };
 }
 
 function scheduleControllerTimeline(

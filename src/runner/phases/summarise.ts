@@ -13,6 +13,7 @@ import { noThresholdFailed, evaluateThresholds } from '../thresholds.js';
 import type { Drained, Servers, Started } from './phase-results.js';
 import type { ShardSummary } from '../shard-summary.js';
 import { round1, type RunContext } from './run-context.js';
+import { markAbortingThreshold } from '../series/abort-on-fail.js';
 
 /** The groups with the shard's device counts (the whole groups without --shard). */
 function shardGroups<G extends { count: number }>(groups: readonly G[], plan: RunContext['plan']): G[] {
@@ -44,9 +45,11 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
     },
   });
   mainLoop.stop();
+  measured.series = started.series.finish();
   for (const c of servers.capabilities) await c.summarise?.(measured);
-  const thresholds = evaluateThresholds(scenario.thresholds, measured);
+  const thresholds = markAbortingThreshold(evaluateThresholds(scenario.thresholds, measured, started.series.windows), started.series.aborted());
   const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;
+  started.series.end(exitCode, Math.round(wallMs));
   const { shard, fleetDevices, shardDevices } = ctx.plan;
   const summary: RunSummary & ShardSummary = {
     ...measured,
