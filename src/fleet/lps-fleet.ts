@@ -113,6 +113,13 @@ export class LpsFleet {
     for (const t of this.transports.values()) t.timed.removeObserver(o);
   }
 
+  /** The run is over: requests still waiting for an answer are reported as unfinished (TimedTransport). */
+  settleUnfinished(): number {
+    let n = 0;
+    for (const t of this.transports.values()) n += t.timed.settleUnfinished();
+    return n;
+  }
+
   /** Requests on the wire or queued now, over every LPS transport. */
   inFlight(): number {
     let n = 0;

@@ -275,6 +275,10 @@ export class ShardRunner {
     this.scheduler.clear();
     sender.stop();
     const inFlightAtEnd = this.inFlightNow();
+    // Requests still waiting for an answer are recorded now, once, as unfinished (latency up to
+    // now), so a controller that never answers shows in the figures instead of vanishing.
+    transport.settleUnfinished();
+    this.lpsFleet.settleUnfinished();
     // After stop() the devices count what was still pending as undelivered.
     const finalDelta = this.takeDelta(true);
     const undelivered = finalDelta.undelivered;

@@ -66,7 +66,7 @@ export function renderReport(s: RunSummary): string {
 }
 
 function endpointTable(s: RunSummary): string[] {
-  const header = ['endpoint', 'count', 'errors', 'rate/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'];
+  const header = ['endpoint', 'count', 'errors', 'unfinished', 'rate/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'];
   const rows = orderedEndpoints(s).map(([key, st]) => row(key, st));
   rows.push(row('all', { ...s.overall, ...sums(s) }, s.overall));
   const table = [header, ...rows];
@@ -85,6 +85,8 @@ function row(name: string, st: EndpointStats, latencies: EndpointStats = st): st
     name,
     String(st.count),
     String(st.errors),
+    // Absent from summaries written before unfinished requests were counted.
+    String(st.unfinished ?? 0),
     formatRate(st.rate),
     lat(latencies.p50_ms),
     lat(latencies.p90_ms),
@@ -104,11 +106,12 @@ function orderedEndpoints(s: RunSummary): [string, EndpointStats][] {
   return [...known, ...others];
 }
 
-function sums(s: RunSummary): { count: number; errors: number; rate: number } {
-  const t = { count: 0, errors: 0, rate: 0 };
+function sums(s: RunSummary): { count: number; errors: number; unfinished: number; rate: number } {
+  const t = { count: 0, errors: 0, unfinished: 0, rate: 0 };
   for (const st of Object.values(s.endpoints)) {
     t.count += st.count;
     t.errors += st.errors;
+    t.unfinished += st.unfinished ?? 0;
     t.rate += st.rate;
   }
   return t;
