@@ -456,7 +456,11 @@ export class ShardRunner {
     }
   }
 
-  private readonly onFinding = (f: DeviceFinding): void => this.recorder.onFinding(f);
+  /** The recorder keeps the first findings of each kind as examples, named by serial too. */
+  private readonly onFinding = (f: DeviceFinding): void => {
+    const serial = this.identities[(f.deviceIndex - this.task.shard.firstIndex) / this.task.shard.stride]?.serial;
+    this.recorder.onFinding(serial !== undefined && f.serial === undefined ? { ...f, serial } : f);
+  };
 
   private onStateChange(local: number, from: DeviceLifecycle, to: DeviceLifecycle): void {
     this.recorder.onStateChange(from, to);

@@ -13,6 +13,7 @@
 // shard's, generator workers are listed shard after shard (renumbered) and the main-thread lag
 // and CPU figures are the worst shard's.
 
+import { mergeFindingExamples } from './finding-examples.js';
 import { commandLatency } from './lps/lps-summary.js';
 import type { LpsRunSummary } from './lps/lps-summary.js';
 import { endpointStats } from './endpoint-stats.js';
@@ -78,7 +79,11 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
     devices,
     ...mergeEndpointSet(runs, ms.map((m) => m.histograms), seconds, shards),
     undelivered: sumFields(runs.map((r) => r.undelivered)),
-    findings: { total: sum(runs.map((r) => r.findings.total)), byKind: sumRecords(runs.map((r) => r.findings.byKind)) },
+    findings: {
+      total: sum(runs.map((r) => r.findings.total)),
+      byKind: sumRecords(runs.map((r) => r.findings.byKind)),
+      examples: mergeFindingExamples(runs.map((r) => r.findings.examples)),
+    },
     generator: mergeGenerator(runs),
   };
   if (runs.some((r) => r.expected)) out.expected = mergeExpected(runs);

@@ -5,6 +5,7 @@ import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './format-values.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
+import { findingKindLines } from './finding-report.js';
 
 /** Event-loop lag p99 above this means devices fired late because the generator was busy. */
 export const LAG_LIMIT_MS = 100;
@@ -175,6 +176,7 @@ function factLines(s: RunSummary): string[] {
     ...(s.drain ? [drainLine(s.drain)] : []),
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
     `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
+    ...findingKindLines(s),
   ];
 }
 

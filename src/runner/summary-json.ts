@@ -95,7 +95,13 @@ export interface RunSummary {
   /** Reliable messages (EVE's retried queues) still not delivered when the run ended. */
   undelivered: { info: number; logs: number; flowlog: number; total: number };
   /** Problems devices found in the controller's answers (bad signature, undecodable body, ...). */
-  findings: { total: number; byKind: Record<string, number> };
+  findings: {
+    total: number;
+    byKind: Record<string, number>;
+    /** The first few findings of each kind with device, endpoint, request id, status and detail
+     *  (finding-examples.ts); absent from summaries of older versions. */
+    examples?: Record<string, import('./finding-examples.js').FindingExample[]>;
+  };
   /** Expected rejections by endpoint, status and reason (e.g. config 403 "before-attestation"). */
   expected?: { total: number; rejections: ExpectedRejection[] };
   /** The graceful stop after the planned duration: devices stopped producing and delivered what
