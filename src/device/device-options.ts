@@ -93,7 +93,7 @@ export interface DeviceFinding {
     | 'unknown-signer'
     | 'bad-envelope'
     | 'undecodable-body'
-    | 'unexpected-status'
+    | 'undocumented-status'
     | 'bad-certs'
     | 'conformance';
   /** What was wrong, in words: e.g. the certificate that did not chain to the given root. */
