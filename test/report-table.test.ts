@@ -82,6 +82,7 @@ describe('renderReport', () => {
         '',
         'generator    not the bottleneck: worker event-loop lag p99 ≤ 7.75 ms (2 workers, main 1.50 ms), CPU 42%',
         '             (the embedded controller runs on this machine and shares its CPU with the generator)',
+        'saturated    neither the controller nor the generator: latency p99 700 ms over 700 requests; no request unanswered or timed out; worker loops free (worker event-loop lag p99 ≤ 7.75 ms, CPU 42%)',
         '',
       ].join('\n'),
     );
@@ -97,6 +98,8 @@ describe('renderReport', () => {
       'generator    WAS THE BOTTLENECK: worker 1 event-loop lag p99 250 ms > 100 ms; CPU 95% of all cores ≥ 90%.',
     );
     expect(text).not.toContain('embedded controller');
+    // The saturation line agrees with the generator line and gives the same evidence.
+    expect(text).toContain('saturated    the generator: worker 1 event-loop lag p99 250 ms > 100 ms; CPU 95% of all cores ≥ 90%; latencies and rates understate the target');
     expect(judgeGenerator({ workers: [{ worker: 0, eventLoopLagP99Ms: 100 }], mainEventLoopLagP99Ms: 0, cpuPercent: 89 })).toEqual({
       bottleneck: false,
       reasons: [],

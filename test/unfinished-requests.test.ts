@@ -79,6 +79,9 @@ describe('a controller that never answers', () => {
       expect(report).toMatch(/^endpoint\s+count\s+errors\s+unfinished\s/m);
       expect(report).toMatch(/^certs\s+(\d+)\s+\1\s+\1\s/m);
       expect(report).toContain('unfinished ×');
+      // Who was saturated: the controller, which never answered, while the worker stayed free.
+      expect(s.saturation).toMatchObject({ verdict: 'controller', figures: { unfinished: s.overall.unfinished } });
+      expect(report).toContain(`saturated    the controller: ${s.overall.unfinished} requests still unanswered at the end`);
     } finally {
       for (const res of held) res.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -14,6 +14,7 @@
 // and CPU figures are the worst shard's.
 
 import { mergeFindingExamples } from './finding-examples.js';
+import { judgeSaturation } from './saturation-verdict.js';
 import { commandLatency } from './lps/lps-summary.js';
 import type { LpsRunSummary } from './lps/lps-summary.js';
 import { endpointStats } from './endpoint-stats.js';
@@ -47,7 +48,7 @@ export function mergeSummaries(files: readonly { file: string; data: unknown }[]
   // The merge is the whole fleet again: shard 0 of 1, as a run without --shard says.
   const fleetId = measured.mergeable!.identity.fleetId;
   const shard = fleetId !== undefined ? { shard: { index: 0, count: 1, devices: measured.devices.total, fleetDevices: measured.devices.total, fleetId } } : {};
-  return { summary: { ...measured, ...shard, thresholds, exitCode }, shards, failedShards };
+  return { summary: { ...measured, ...shard, thresholds, exitCode, saturation: judgeSaturation(measured) }, shards, failedShards };
 }
 
 function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {

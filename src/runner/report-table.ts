@@ -2,33 +2,15 @@
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
+import type { DrainSummary, EndpointStats, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './format-values.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
 import { findingKindLines } from './finding-report.js';
+import { judgeGenerator } from './generator-verdict.js';
+import { judgeSaturation } from './saturation-verdict.js';
+import type { SaturatedParty } from './saturation-types.js';
 
-/** Event-loop lag p99 above this means devices fired late because the generator was busy. */
-export const LAG_LIMIT_MS = 100;
-/** CPU use (percent of all cores) at or above this means the generator was saturated. */
-export const CPU_LIMIT_PERCENT = 90;
-
-export interface GeneratorVerdict {
-  bottleneck: boolean;
-  reasons: string[];
-}
-
-export function judgeGenerator(g: GeneratorHealth): GeneratorVerdict {
-  const reasons: string[] = [];
-  for (const w of g.workers) {
-    if (w.eventLoopLagP99Ms > LAG_LIMIT_MS) {
-      reasons.push(`worker ${w.worker} event-loop lag p99 ${formatMs(w.eventLoopLagP99Ms)} ms > ${LAG_LIMIT_MS} ms`);
-    }
-  }
-  if (g.cpuPercent >= CPU_LIMIT_PERCENT) {
-    reasons.push(`CPU ${g.cpuPercent.toFixed(0)}% of all cores ≥ ${CPU_LIMIT_PERCENT}%`);
-  }
-  return { bottleneck: reasons.length > 0, reasons };
-}
+export { BUSY_LIMIT, CPU_LIMIT_PERCENT, judgeGenerator, LAG_LIMIT_MS, type GeneratorVerdict } from './generator-verdict.js';
 
 export function renderReport(s: RunSummary): string {
   const out: string[] = [];
@@ -63,6 +45,7 @@ export function renderReport(s: RunSummary): string {
   if (s.target === 'embedded') {
     out.push('             (the embedded controller runs on this machine and shares its CPU with the generator)');
   }
+  out.push(saturationLine(s));
   return `${out.join('\n')}\n`;
 }
 
@@ -218,6 +201,18 @@ function generatorLine(s: RunSummary): string {
     `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms ` +
     `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%`
   );
+}
+
+const SATURATED_WORDS: Record<SaturatedParty, string> = {
+  controller: 'the controller',
+  generator: 'the generator',
+  neither: 'neither the controller nor the generator',
+};
+
+/** Who was saturated, with the evidence (saturation-verdict.ts). */
+function saturationLine(s: RunSummary): string {
+  const v = s.saturation ?? judgeSaturation(s);
+  return `saturated    ${SATURATED_WORDS[v.verdict]}: ${v.evidence.join('; ')}`;
 }
 
 function formatRate(r: number): string {

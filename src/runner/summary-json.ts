@@ -58,6 +58,8 @@ export interface GeneratorHealth {
   workers: {
     worker: number;
     eventLoopLagP99Ms: number;
+    /** Share of the run the worker thread was busy (mean event-loop utilisation, 0..1). */
+    busy?: number;
     heapPeakMiB?: number;
     settledKiBPerDevice?: number;
     /** At the memory sample: requests in flight and reliable messages queued on the devices. */
@@ -118,6 +120,9 @@ export interface RunSummary {
   series?: import('./run-series.js').RunSeries;
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
+  /** Who was saturated (the controller, the generator or neither) and the figures that say so
+   *  (saturation-verdict.ts); absent from summaries of older versions. */
+  saturation?: import('./saturation-types.js').SaturationVerdict;
   /** What `evesim merge` combines the summaries of a fleet's shards from (mergeable-summary.ts). */
   mergeable?: import('./mergeable-summary.js').MergeableSection;
   /** The exit code the run ends with. */
