@@ -111,6 +111,8 @@ export class ShardRunner {
   private memorySampleState: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } } | undefined;
   /** Requests of this worker in flight now (controller and LPS). */
   private inFlightNow: () => number = () => 0;
+  /** The worker's timed transport to the controller (set by run()). */
+  private timed: TimedTransport | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -234,6 +236,7 @@ export class ShardRunner {
       return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
     };
     const transport = new TimedTransport(inner, this.clock, [this.recorder]);
+    this.timed = transport;
     const record = this.record;
     if (record) {
       transport.addObserver(record);
@@ -333,8 +336,9 @@ export class ShardRunner {
 
   /**
    * Tells every started device to drain, then waits until all have delivered their queues (or can
-   * deliver nothing more), the limit passes, or stop() is called. Requests made meanwhile are
-   * recorded as usual; what is still queued afterwards is counted undelivered at stop.
+   * deliver nothing more) and every request already sent has its answer, the limit passes, or
+   * stop() is called. Requests made meanwhile are recorded as usual; what is still queued
+   * afterwards is counted undelivered at stop, and requests still unanswered are unfinished.
    */
   private async drainDevices(limitMs: number): Promise<ShardDrainResult> {
     const startedAt = this.clock.now();
@@ -353,13 +357,21 @@ export class ShardRunner {
       }
     }
     const deadline = startedAt + Math.max(0, limitMs);
-    let complete = this.allDrained();
+    // Draining devices send nothing new but queue deliveries, so the answers still awaited come
+    // in soon from a controller that answers; one that does not leaves them unfinished at the limit.
+    const settled = () => this.allDrained() && this.awaitingAnswer() === 0;
+    let complete = settled();
     while (!complete && !this.stopped && this.clock.now() < deadline) {
       await this.sleepUntil(Math.min(deadline, this.clock.now() + DRAIN_POLL_MS));
-      complete = this.allDrained();
+      complete = settled();
     }
     const left = this.backlogTotals();
     return { ms: Math.max(0, this.clock.now() - startedAt), limitMs, complete, leftAtStop: left };
+  }
+
+  /** Requests of this worker sent and not yet answered (controller and LPS). */
+  private awaitingAnswer(): number {
+    return (this.timed?.inFlight ?? 0) + this.lpsFleet.awaitingAnswer();
   }
 
   private allDrained(): boolean {
