@@ -147,7 +147,7 @@ export class ConfigFetcher {
     try {
       resp = Msg.ConfigResponse.decode(payload);
     } catch (e) {
-      host.sender.reject('config', 'undecodable-body', (e as Error).message);
+      host.sender.reject('config', 'undecodable-body', `ConfigResponse (${payload.length} bytes) does not decode: ${(e as Error).message}`);
       return;
     }
     this.accept(resp, now);

@@ -70,7 +70,7 @@ export class Onboarding {
     try {
       uuid = (Msg.UuidResponse.decode(payload).uuid ?? '').trim();
     } catch (e) {
-      sender.reject('uuid', 'undecodable-body', (e as Error).message);
+      sender.reject('uuid', 'undecodable-body', `UuidResponse (${payload.length} bytes) does not decode: ${(e as Error).message}`);
       return undefined;
     }
     if (!UUID_RE.test(uuid)) {

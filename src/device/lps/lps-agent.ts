@@ -589,7 +589,8 @@ export class LpsAgent {
       }
     } catch (e) {
       c.undecodable++;
-      this.o.host.onFinding?.({ deviceIndex: this.o.deviceIndex, endpoint: t.key, kind: 'undecodable-body', detail: (e as Error).message });
+      const detail = `answer to ${LPS_PATHS[t.key]} (${res.body.length} bytes) does not decode: ${(e as Error).message}`;
+      this.o.host.onFinding?.({ deviceIndex: this.o.deviceIndex, endpoint: t.key, kind: 'undecodable-body', detail, status: res.status });
     }
   }
 
