@@ -26,6 +26,15 @@ const vectorMsg = (): certs.ZControllerCert => Msg.ZControllerCert.decode(readFi
 const roots = parseTrustedRoots(pem('root-certificate.pem'));
 const JUNE_2026 = Date.parse('2026-06-01T00:00:00Z');
 
+function messageOf(fn: () => unknown): string {
+  try {
+    fn();
+    return 'none';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 function problemOf(fn: () => unknown): ControllerCertsProblem | 'none' {
   try {
     fn();
@@ -74,6 +83,11 @@ describe('EVE checks of /certs on the real vector', () => {
     try {
       const foreign = parseTrustedRoots(loadOrCreateControllerPki(join(dir, 'pki')).root.certPem);
       expect(problemOf(() => verifyControllerCerts(vectorMsg(), foreign, JUNE_2026))).toBe('chain');
+      // The reason names the certificate that failed, its issuer and the root it was checked against.
+      const why = messageOf(() => verifyControllerCerts(vectorMsg(), foreign, JUNE_2026));
+      const foreignRoot = foreign[0]!.subject.replace(/\n/g, ', ');
+      expect(why).toContain(`does not chain to the given root (${foreignRoot})`);
+      expect(why).toMatch(/certificate .*CN=.*, issuer .*CN=.*, is signed neither by that root nor by any of the 1 intermediate/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

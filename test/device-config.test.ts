@@ -194,6 +194,11 @@ describe('virtual device configuration (§3)', () => {
     await r.time.advance(240_000);
     const kinds = r.findings.filter((f) => f.endpoint === 'config').map((f) => f.kind);
     expect(kinds.slice(0, 3)).toEqual(['bad-envelope', 'bad-signature', 'undecodable-body']);
+    // Each detail says what was wrong with which message.
+    const details = r.findings.filter((f) => f.endpoint === 'config').map((f) => f.detail);
+    expect(details[0]).toMatch(/body is not an AuthContainer/);
+    expect(details[1]).toMatch(/does not verify with the controller signing key/);
+    expect(details[2]).toMatch(/^ConfigResponse \(2 bytes\) does not decode: /);
     expect(r.device.stats().endpoints.config!.rejected).toBe(3);
     expect(r.device.stats().internalErrors).toBe(0);
     // The fourth poll gets the real configuration.

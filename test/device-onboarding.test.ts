@@ -73,7 +73,7 @@ describe('virtual device onboarding (§2.2, §13.1, §14)', () => {
       expect(reg.sent).toBe(1);
       if (status >= 400 && status < 500) expect(reg.clientError).toBe(1);
       // 500 is not a documented /register answer: a finding, survived.
-      expect(r.findings.some((f) => f.endpoint === 'register' && f.kind === 'unexpected-status')).toBe(status === 500);
+      expect(r.findings.some((f) => f.endpoint === 'register' && f.kind === 'undocumented-status')).toBe(status === 500);
     }
   });
 

@@ -45,7 +45,7 @@ describe('info delivery (§6.5)', () => {
     expect(r.device.stats().undelivered.info).toBe(1);
     expect(r.device.backlog().info).toBe(0);
     // 404 is not a documented /info answer: also a finding.
-    expect(r.findings.some((f) => f.endpoint === 'info' && f.kind === 'unexpected-status')).toBe(true);
+    expect(r.findings.some((f) => f.endpoint === 'info' && f.kind === 'undocumented-status')).toBe(true);
   });
 
   it('counts everything still waiting as undelivered at stop', async () => {

@@ -69,7 +69,7 @@ const CASES: Case[] = [
     findings: ['uuid:bad-signature'],
     retries: { endpoint: 'uuid', timer: 'onboarding' },
   },
-  { name: '500 on everything', mode: 'status-500', findings: ['certs:unexpected-status'], retries: { endpoint: 'certs', timer: 'onboarding' } },
+  { name: '500 on everything', mode: 'status-500', findings: ['certs:undocumented-status'], retries: { endpoint: 'certs', timer: 'onboarding' } },
   { name: 'truncated bodies', mode: 'truncated', findings: [], transportErrors: 'certs', retries: { endpoint: 'certs', timer: 'onboarding' } },
   {
     name: 'truncated bodies on /attest and /config',

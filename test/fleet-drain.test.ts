@@ -117,6 +117,47 @@ describe('ShardRunner graceful stop', () => {
     expect(Date.now() - t0).toBeLessThan(30_000);
   });
 
+  it('waits for answers already awaited; one that comes after the limit is unfinished, and counted once', async () => {
+    /** Sends one request as it starts, answered 400 ms later (the run lasts 300 ms); nothing queued. */
+    class SlowPollDevice implements FleetDevice {
+      readonly tally = { undeliveredInfo: 0, undeliveredLogs: 0, undeliveredFlowlog: 0 };
+      constructor(private readonly o: DeviceOptions) {}
+      start(dueAt?: Millis): void {
+        void this.o.transport.request({ endpoint: 'config', method: 'POST', path: '/config', headers: {}, dueAt: dueAt ?? this.o.clock.now(), deviceIndex: this.o.index }).catch(() => {});
+      }
+      rebootNow(): void {}
+      drain(): void {}
+      readonly drained = true;
+      stop(): void {}
+      backlog() {
+        return { info: 0, logs: 0, flowlog: 0 };
+      }
+    }
+    const slow: Transport = { request: () => new Promise((resolve) => setTimeout(() => resolve({ status: 200, headers: {}, body: new Uint8Array(0) }), 400)) };
+    const one = (gracefulStopMs: number): ShardTask => {
+      const t = task(gracefulStopMs, 1);
+      return { ...t, scenario: { ...t.scenario, groups: [group('a', 1)] } };
+    };
+    const patient = new ShardRunner(one(5_000), { createDevice: (o) => new SlowPollDevice(o), createTransport: () => slow, post: () => {} });
+    await patient.prepare();
+    const answered = await patient.run(Date.now() + 20);
+    expect(answered.drain!.complete).toBe(true);
+    expect(answered.drain!.ms).toBeGreaterThanOrEqual(50);
+    expect(answered.totals).toMatchObject({ requests: 1, errors: 0 });
+    expect(answered.finalDelta.requests).toEqual([{ endpoint: 'config', api: 'v2', status: '200', count: 1 }]);
+
+    const hasty = new ShardRunner(one(20), { createDevice: (o) => new SlowPollDevice(o), createTransport: () => slow, post: () => {} });
+    await hasty.prepare();
+    const cut = await hasty.run(Date.now() + 20);
+    expect(cut.drain!.complete).toBe(false);
+    expect(cut.totals).toMatchObject({ requests: 1, errors: 1 });
+    expect(cut.finalDelta.errors).toEqual([{ endpoint: 'config', api: 'v2', status: 'unfinished', count: 1 }]);
+    // Its answer arrives later: not counted again (the worker's recorder, live).
+    const live = (hasty as unknown as { recorder: { totals: { requests: number } } }).recorder.totals;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(live.requests).toBe(1);
+  });
+
   it('gracefulStop 0 stops at once and counts the queues as undelivered', async () => {
     const runner = new ShardRunner(task(0, 3), { createDevice: (o) => new QueueDevice(o), createTransport: () => transport, post: () => {} });
     await runner.prepare();

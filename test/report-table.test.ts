@@ -59,13 +59,13 @@ describe('renderReport', () => {
         'evesim: smoke (scenarios/smoke.yaml), seed 1, target embedded',
         'started 2026-01-01T00:00:00.000Z, ran 60.0 s on 2 × Test CPU @ 2GHz, node v20.18.1',
         '',
-        'endpoint  count  errors  rate/s  p50 ms  p90 ms  p99 ms  max ms',
-        '--------  -----  ------  ------  ------  ------  ------  ------',
-        'certs        50       0    0.83    1.23    2.50    4.00    9.00',
-        'register     50       1    0.83    12.5    40.0     812    1400',
-        'config      600       3    10.0    3.00    8.50     150     220',
-        '--------  -----  ------  ------  ------  ------  ------  ------',
-        'all         700       4    11.7    3.50    20.0     700    1400',
+        'endpoint  count  errors  unfinished  rate/s  p50 ms  p90 ms  p99 ms  max ms',
+        '--------  -----  ------  ----------  ------  ------  ------  ------  ------',
+        'certs        50       0           0    0.83    1.23    2.50    4.00    9.00',
+        'register     50       1           0    0.83    12.5    40.0     812    1400',
+        'config      600       3           0    10.0    3.00    8.50     150     220',
+        '--------  -----  ------  ----------  ------  ------  ------  ------  ------',
+        'all         700       4           0    11.7    3.50    20.0     700    1400',
         '',
         'failed requests:',
         '  register: HTTP 503 ×1',
@@ -82,6 +82,7 @@ describe('renderReport', () => {
         '',
         'generator    not the bottleneck: worker event-loop lag p99 ≤ 7.75 ms (2 workers, main 1.50 ms), CPU 42%',
         '             (the embedded controller runs on this machine and shares its CPU with the generator)',
+        'saturated    neither the controller nor the generator: latency p99 700 ms over 700 requests; no request unanswered or timed out; worker loops free (worker event-loop lag p99 ≤ 7.75 ms, CPU 42%)',
         '',
       ].join('\n'),
     );
@@ -97,6 +98,8 @@ describe('renderReport', () => {
       'generator    WAS THE BOTTLENECK: worker 1 event-loop lag p99 250 ms > 100 ms; CPU 95% of all cores ≥ 90%.',
     );
     expect(text).not.toContain('embedded controller');
+    // The saturation line agrees with the generator line and gives the same evidence.
+    expect(text).toContain('saturated    the generator: worker 1 event-loop lag p99 250 ms > 100 ms; CPU 95% of all cores ≥ 90%; latencies and rates understate the target');
     expect(judgeGenerator({ workers: [{ worker: 0, eventLoopLagP99Ms: 100 }], mainEventLoopLagP99Ms: 0, cpuPercent: 89 })).toEqual({
       bottleneck: false,
       reasons: [],
@@ -107,7 +110,7 @@ describe('renderReport', () => {
   it('a run without requests or thresholds still renders', () => {
     const text = renderReport(sample({ endpoints: {}, overall: emptyEndpointStats(), thresholds: [] }));
     expect(text).toContain('(no requests)');
-    expect(text).toContain('all           0       0    0.00       -       -       -       -');
+    expect(text).toContain('all           0       0           0    0.00       -       -       -       -');
     expect(text).toContain('thresholds   none set');
     expect(text).not.toContain('failed requests');
   });

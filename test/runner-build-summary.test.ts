@@ -68,7 +68,11 @@ describe('buildMeasuredRun', () => {
     expect(run.overall.byStatus['200']).toBe(100);
     expect(run.devices).toEqual({ total: 10, onboarded: 8, byLifecycle: { stopped: 10 } });
     expect(run.undelivered).toEqual({ info: 1, logs: 2, flowlog: 0, total: 3 });
-    expect(run.findings).toEqual({ total: 1, byKind: { 'undecodable-body': 1 } });
+    expect(run.findings).toEqual({
+      total: 1,
+      byKind: { 'undecodable-body': 1 },
+      examples: { 'undecodable-body': [{ device: 1, endpoint: 'config', detail: 'x' }] },
+    });
     expect(run.startedAt).toBe('2026-01-01T00:00:00.000Z');
 
     // The summary is what thresholds are judged on.

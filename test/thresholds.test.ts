@@ -46,6 +46,9 @@ describe('parseThreshold', () => {
     ['undelivered.count == 0', { subject: 'undelivered', stat: 'count', op: '==', value: 0 }],
     ['findings.count == 0', { subject: 'findings', stat: 'count', op: '==', value: 0 }],
     ['devices.total == 50', { subject: 'devices', stat: 'total', op: '==', value: 50 }],
+    ['unfinished.count == 0', { subject: 'unfinished', stat: 'count', op: '==', value: 0 }],
+    ['config.unfinished.count < 3', { subject: 'config.unfinished', stat: 'count', op: '<', value: 3 }],
+    ['lps.radio.unfinished.count == 0', { subject: 'lps.radio.unfinished', stat: 'count', op: '==', value: 0 }],
   ])('%s', (source, want) => expect(parseThreshold(source)).toEqual({ source, ...want }));
 
   it.each([
@@ -85,6 +88,17 @@ describe('evaluateThreshold', () => {
     expect(check('undelivered.count == 0')).toMatchObject({ passed: false, actual: 3 });
     expect(check('findings.count == 0')).toMatchObject({ passed: true, actual: 0 });
     expect(check('devices.total == 50')).toMatchObject({ passed: true });
+  });
+
+  it('unfinished requests, over all endpoints and per endpoint', () => {
+    const r = run({ endpoints: { config: ep(600, 4, 150, { unfinished: 4 }), info: ep(10, 1, 40, { unfinished: 1 }), register: ep(50, 0, 900) } });
+    expect(check('unfinished.count == 0', r)).toMatchObject({ passed: false, actual: 5 });
+    expect(check('config.unfinished.count <= 4', r)).toMatchObject({ passed: true, actual: 4 });
+    expect(check('info.unfinished.count == 0', r)).toMatchObject({ passed: false, actual: 1 });
+    // An endpoint without requests, and a summary written before the field existed, count 0.
+    expect(check('flowlog.unfinished.count == 0', r)).toMatchObject({ passed: true, actual: 0 });
+    const old = run({ endpoints: { config: { ...ep(600, 0, 150), unfinished: undefined as unknown as number } } });
+    expect(check('unfinished.count == 0', old)).toMatchObject({ passed: true, actual: 0 });
   });
 
   it('== tolerates floating-point noise only', () => {

@@ -127,4 +127,42 @@ describe('TimedTransport', () => {
     expect(good.seen).toHaveLength(1);
     expect(t.observerErrors().count).toBe(2);
   });
+
+  it('reports requests still waiting at the end once as unfinished, and never their late answers', async () => {
+    const clock = new ManualClock();
+    const answers: ((r: TransportResponse) => void)[] = [];
+    const fails: ((e: Error) => void)[] = [];
+    const inner: Transport = {
+      request: () =>
+        new Promise<TransportResponse>((resolve, reject) => {
+          answers.push(resolve);
+          fails.push(reject);
+        }),
+    };
+    const obs = collector();
+    const t = new TimedTransport(inner, clock, [obs]);
+    const late = t.request(req({ dueAt: 700, endpoint: 'config' }));
+    const failing = t.request(req({ dueAt: 800 }));
+    const answered = t.request(req({ dueAt: 950 }));
+    expect(t.inFlight).toBe(3);
+    answers[2]!({ status: 201, headers: {}, body: new Uint8Array(0) });
+    await answered;
+    expect(obs.seen.map((o) => o.status)).toEqual([201]);
+
+    clock.t = 5_000;
+    expect(t.settleUnfinished()).toBe(2);
+    expect(t.inFlight).toBe(0);
+    expect(obs.seen.slice(1)).toMatchObject([
+      { endpoint: 'config', status: 0, error: 'unfinished', dueAt: 700, sentAt: 1000, doneAt: 5000 },
+      { endpoint: 'info', status: 0, error: 'unfinished', dueAt: 800, sentAt: 1000, doneAt: 5000 },
+    ]);
+    // What becomes of them afterwards reaches the caller, not the observers.
+    answers[0]!({ status: 200, headers: {}, body: new Uint8Array(0) });
+    fails[1]!(new TransportError('gone', 'ECONNRESET'));
+    expect((await late).status).toBe(200);
+    await expect(failing).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(obs.seen).toHaveLength(3);
+    expect(t.settleUnfinished()).toBe(0);
+    expect(obs.seen).toHaveLength(3);
+  });
 });

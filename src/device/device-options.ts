@@ -93,8 +93,17 @@ export interface DeviceFinding {
     | 'unknown-signer'
     | 'bad-envelope'
     | 'undecodable-body'
-    | 'unexpected-status'
+    | 'undocumented-status'
     | 'bad-certs'
     | 'conformance';
+  /** What was wrong, in words: e.g. the certificate that did not chain to the given root. */
   detail: string;
+  /** The HTTP status of the answer, when the finding is about one. */
+  status?: number;
+  /** The request's X-Request-Id, when the finding is about one request. */
+  requestId?: string;
+  /** The device's serial (the fleet adds it to the examples it keeps). */
+  serial?: string;
+  /** Not a finding about the controller: an exception in the simulator, kept as an example only. */
+  simulatorError?: true;
 }

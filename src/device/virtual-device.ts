@@ -17,7 +17,7 @@ import { ConfigFetcher } from './config/config-fetcher.js';
 import { DeviceConfigState } from './config/config-apply.js';
 import { ControllerTrust } from './lifecycle/controller-trust.js';
 import type { AppSpec, DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOptions } from './device-options.js';
-import { DeviceSender } from './sender/device-sender.js';
+import { DeviceSender, type FindingAbout } from './sender/device-sender.js';
 import { DeviceStats, type DeviceStatsSnapshot, type ReliableKind } from './sender/device-stats.js';
 import { DeviceTimer } from './core/device-timer.js';
 import { deviceInfoDelayMs, type DeviceTimers } from './core/eve-timers.js';
@@ -238,12 +238,12 @@ export class VirtualDevice {
     return this.attestation.token;
   }
 
-  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void {
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string, about?: FindingAbout): void {
     this.tally.findings++;
     const cb = this.opts.onFinding;
     if (!cb) return;
     try {
-      cb({ deviceIndex: this.opts.index, endpoint, kind, detail });
+      cb({ deviceIndex: this.opts.index, endpoint, kind, detail, ...about });
     } catch {
       this.tally.internalErrors++;
     }

@@ -113,6 +113,20 @@ export class LpsFleet {
     for (const t of this.transports.values()) t.timed.removeObserver(o);
   }
 
+  /** Requests handed to an LPS and not yet answered (TimedTransport.inFlight). */
+  awaitingAnswer(): number {
+    let n = 0;
+    for (const t of this.transports.values()) n += t.timed.inFlight;
+    return n;
+  }
+
+  /** The run is over: requests still waiting for an answer are reported as unfinished (TimedTransport). */
+  settleUnfinished(): number {
+    let n = 0;
+    for (const t of this.transports.values()) n += t.timed.settleUnfinished();
+    return n;
+  }
+
   /** Requests on the wire or queued now, over every LPS transport. */
   inFlight(): number {
     let n = 0;

@@ -57,6 +57,8 @@ export interface RecorderDelta {
 export interface MetricRecorderOptions {
   /** Findings kept with their detail over the whole run (the rest are only counted). */
   maxFindingSamples?: number;
+  /** Of those, at most this many of one kind (the first ones), so every kind keeps examples. */
+  examplesPerKind?: number;
 }
 
 export class MetricRecorder implements RequestObserver {
@@ -72,6 +74,9 @@ export class MetricRecorder implements RequestObserver {
   private readonly findings = new Map<DeviceFinding['kind'], number>();
   private findingSamples: DeviceFinding[] = [];
   private samplesLeft: number;
+  private readonly examplesPerKind: number;
+  /** Samples kept so far over the run, by kind (simulator errors under their own key). */
+  private readonly samplesByKind = new Map<string, number>();
   private deviceErrors = 0;
 
   /** Gauge: devices by lifecycle (kept up to date by onStateChange). */
@@ -81,6 +86,16 @@ export class MetricRecorder implements RequestObserver {
 
   constructor(opts: MetricRecorderOptions = {}) {
     this.samplesLeft = opts.maxFindingSamples ?? 50;
+    this.examplesPerKind = opts.examplesPerKind ?? 5;
+  }
+
+  /** Takes one sample of `key` out of the budgets, or says there is none left. */
+  private takeSample(key: string): boolean {
+    const kept = this.samplesByKind.get(key) ?? 0;
+    if (this.samplesLeft <= 0 || kept >= this.examplesPerKind) return false;
+    this.samplesLeft--;
+    this.samplesByKind.set(key, kept + 1);
+    return true;
   }
 
   onOutcome(o: RequestOutcome): void {
@@ -111,9 +126,13 @@ export class MetricRecorder implements RequestObserver {
   onFinding(f: DeviceFinding): void {
     this.findings.set(f.kind, (this.findings.get(f.kind) ?? 0) + 1);
     this.totals.findings++;
-    if (this.samplesLeft > 0) {
-      this.samplesLeft--;
-      this.findingSamples.push({ deviceIndex: f.deviceIndex, endpoint: f.endpoint, kind: f.kind, detail: f.detail });
+    if (this.takeSample(f.kind)) {
+      // A copy of the plain fields (the finding may carry more than crosses the thread boundary).
+      const sample: DeviceFinding = { deviceIndex: f.deviceIndex, endpoint: f.endpoint, kind: f.kind, detail: f.detail };
+      if (f.status !== undefined) sample.status = f.status;
+      if (f.requestId !== undefined) sample.requestId = f.requestId;
+      if (f.serial !== undefined) sample.serial = f.serial;
+      this.findingSamples.push(sample);
     }
   }
 
@@ -121,10 +140,9 @@ export class MetricRecorder implements RequestObserver {
   onDeviceError(deviceIndex: number, where: string, err: unknown): void {
     this.deviceErrors++;
     this.totals.deviceErrors++;
-    if (this.samplesLeft > 0) {
-      this.samplesLeft--;
+    if (this.takeSample('simulator-error')) {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-      this.findingSamples.push({ deviceIndex, endpoint: where, kind: 'conformance', detail: `simulator error: ${detail}` });
+      this.findingSamples.push({ deviceIndex, endpoint: where, kind: 'conformance', detail: `simulator error: ${detail}`, simulatorError: true });
     }
   }
 

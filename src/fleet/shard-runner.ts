@@ -111,6 +111,8 @@ export class ShardRunner {
   private memorySampleState: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } } | undefined;
   /** Requests of this worker in flight now (controller and LPS). */
   private inFlightNow: () => number = () => 0;
+  /** The worker's timed transport to the controller (set by run()). */
+  private timed: TimedTransport | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -234,6 +236,7 @@ export class ShardRunner {
       return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
     };
     const transport = new TimedTransport(inner, this.clock, [this.recorder]);
+    this.timed = transport;
     const record = this.record;
     if (record) {
       transport.addObserver(record);
@@ -275,6 +278,10 @@ export class ShardRunner {
     this.scheduler.clear();
     sender.stop();
     const inFlightAtEnd = this.inFlightNow();
+    // Requests still waiting for an answer are recorded now, once, as unfinished (latency up to
+    // now), so a controller that never answers shows in the figures instead of vanishing.
+    transport.settleUnfinished();
+    this.lpsFleet.settleUnfinished();
     // After stop() the devices count what was still pending as undelivered.
     const finalDelta = this.takeDelta(true);
     const undelivered = finalDelta.undelivered;
@@ -329,8 +336,9 @@ export class ShardRunner {
 
   /**
    * Tells every started device to drain, then waits until all have delivered their queues (or can
-   * deliver nothing more), the limit passes, or stop() is called. Requests made meanwhile are
-   * recorded as usual; what is still queued afterwards is counted undelivered at stop.
+   * deliver nothing more) and every request already sent has its answer, the limit passes, or
+   * stop() is called. Requests made meanwhile are recorded as usual; what is still queued
+   * afterwards is counted undelivered at stop, and requests still unanswered are unfinished.
    */
   private async drainDevices(limitMs: number): Promise<ShardDrainResult> {
     const startedAt = this.clock.now();
@@ -349,13 +357,21 @@ export class ShardRunner {
       }
     }
     const deadline = startedAt + Math.max(0, limitMs);
-    let complete = this.allDrained();
+    // Draining devices send nothing new but queue deliveries, so the answers still awaited come
+    // in soon from a controller that answers; one that does not leaves them unfinished at the limit.
+    const settled = () => this.allDrained() && this.awaitingAnswer() === 0;
+    let complete = settled();
     while (!complete && !this.stopped && this.clock.now() < deadline) {
       await this.sleepUntil(Math.min(deadline, this.clock.now() + DRAIN_POLL_MS));
-      complete = this.allDrained();
+      complete = settled();
     }
     const left = this.backlogTotals();
     return { ms: Math.max(0, this.clock.now() - startedAt), limitMs, complete, leftAtStop: left };
+  }
+
+  /** Requests of this worker sent and not yet answered (controller and LPS). */
+  private awaitingAnswer(): number {
+    return (this.timed?.inFlight ?? 0) + this.lpsFleet.awaitingAnswer();
   }
 
   private allDrained(): boolean {
@@ -452,7 +468,11 @@ export class ShardRunner {
     }
   }
 
-  private readonly onFinding = (f: DeviceFinding): void => this.recorder.onFinding(f);
+  /** The recorder keeps the first findings of each kind as examples, named by serial too. */
+  private readonly onFinding = (f: DeviceFinding): void => {
+    const serial = this.identities[(f.deviceIndex - this.task.shard.firstIndex) / this.task.shard.stride]?.serial;
+    this.recorder.onFinding(serial !== undefined && f.serial === undefined ? { ...f, serial } : f);
+  };
 
   private onStateChange(local: number, from: DeviceLifecycle, to: DeviceLifecycle): void {
     this.recorder.onStateChange(from, to);

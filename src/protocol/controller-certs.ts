@@ -120,6 +120,16 @@ function allowsServerAuth(cert: X509Certificate): boolean {
   return !eku || eku.includes(SERVER_AUTH) || eku.includes(ANY_EKU);
 }
 
+/** Why a chain stops at `cert`: its subject, the issuer it names, and the roots it was checked against. */
+function noIssuerText(what: string, cert: X509Certificate, intermediates: number, roots: X509Certificate[]): string {
+  const dn = (name: string) => name.replace(/\n/g, ', ');
+  const rootNames = roots.map((r) => dn(r.subject)).join('; ');
+  return (
+    `${what}: does not chain to the given root (${rootNames}): certificate ${dn(cert.subject)}, issuer ${dn(cert.issuer)}, ` +
+    `is signed neither by that root nor by any of the ${intermediates} intermediate certificate(s) served`
+  );
+}
+
 /** Walks leaf → intermediates → a trusted root, checking signatures, CA flags, validity and EKU. */
 function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], roots: X509Certificate[], nowMs: number, what: string): void {
   checkValidity(leaf, nowMs, what);
@@ -141,7 +151,7 @@ function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], ro
       return;
     }
     const next = intermediates.find((c) => !seen.has(c) && c.ca && issuedBy(current, c));
-    if (!next) throw new ControllerCertsError('chain', `${what}: does not chain to the trusted root (no issuer for ${current.subject.replace(/\n/g, ', ')})`);
+    if (!next) throw new ControllerCertsError('chain', noIssuerText(what, current, intermediates.length, roots));
     seen.add(next);
     const name = `${what}: intermediate ${next.subject.replace(/\n/g, ', ')}`;
     checkValidity(next, nowMs, name);

@@ -8,6 +8,7 @@ import { addSparse, newLatencyHistogram, type LatencyHistogram, type SparseHisto
 // Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import { ApiBreakdown } from './api-v1/api-breakdown.js';
+import { FindingExamples } from './finding-examples.js';
 
 export interface SeriesTotals {
   endpoint: EndpointKey;
@@ -63,6 +64,8 @@ export class FleetAggregate {
   readonly expected = new Map<string, number>();
   readonly findings = new Map<DeviceFinding['kind'], number>();
   readonly findingSamples: DeviceFinding[] = [];
+  /** The first few findings of each kind (finding-examples.ts). */
+  readonly findingExamples = new FindingExamples();
   readonly workers = new Map<number, WorkerGauges>();
   /** The same request figures per API (v1, v2, lps) and onboarded devices per API. */
   readonly byApi = new ApiBreakdown();
@@ -133,6 +136,7 @@ export class FleetAggregate {
     }
     for (const s of d.findingSamples) {
       if (this.findingSamples.length < this.maxFindingSamples) this.findingSamples.push(s);
+      this.findingExamples.add(s);
     }
     this.deviceErrors += d.deviceErrors;
 

@@ -85,7 +85,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     endpoints,
     overall,
     undelivered: und,
-    findings: { total: agg.totalFindings, byKind: Object.fromEntries(agg.findings) },
+    findings: { total: agg.totalFindings, byKind: Object.fromEntries(agg.findings), examples: agg.findingExamples.toJson() },
     expected: { total: agg.totalExpected, rejections },
     ...(i.drain ? { drain: i.drain } : {}),
     byApi: agg.byApi.summarize(seconds, i.devicesByApi ?? { v2: i.totalDevices }),

@@ -3,6 +3,7 @@
 // Imports nothing of the runner: the summary (summary-json.ts) and its capability sections
 // (api-v1/api-breakdown.ts) both build on it.
 import { percentileMs, type LatencyHistogram } from '../fleet/latency-histogram.js';
+import { UNFINISHED } from '../transport/request-observer.js';
 
 /** Figures of the requests to one endpoint (or of all requests, in `overall`). */
 export interface EndpointStats {
@@ -14,6 +15,9 @@ export interface EndpointStats {
   /** Non-success answers the devices expected and handled as EVE does (e.g. config 403 before
    *  attestation); not errors. Their latencies are in the percentiles like any other answer. */
   expected: number;
+  /** Requests still waiting for their answer when the run (with its drain) ended: counted in
+   *  `count` and `errors` (byError.unfinished), their latency taken up to the end. */
+  unfinished: number;
   /** count / run seconds. */
   rate: number;
   /** Latency from when the request was due (open model) to when it finished, ms; 0 when count is 0. */
@@ -28,7 +32,7 @@ export interface EndpointStats {
 }
 
 export function emptyEndpointStats(): EndpointStats {
-  return { count: 0, errors: 0, expected: 0, rate: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, byStatus: {}, byError: {} };
+  return { count: 0, errors: 0, expected: 0, unfinished: 0, rate: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, byStatus: {}, byError: {} };
 }
 
 
@@ -44,6 +48,7 @@ export function endpointStats(
     count: n.count,
     errors: n.errors,
     expected: n.expected,
+    unfinished: byError[UNFINISHED] ?? 0,
     rate: seconds > 0 ? n.count / seconds : 0,
     p50_ms: round3(percentileMs(hist, 50)),
     p90_ms: round3(percentileMs(hist, 90)),

@@ -14,6 +14,8 @@
 // and CPU figures are the worst shard's. The time series: merge-series.ts (counts summed by time,
 // per-interval percentiles dropped); thresholds with a window are judged from it.
 
+import { mergeFindingExamples } from './finding-examples.js';
+import { judgeSaturation } from './saturation-verdict.js';
 import { commandLatency } from './lps/lps-summary.js';
 import type { LpsRunSummary } from './lps/lps-summary.js';
 import { endpointStats } from './endpoint-stats.js';
@@ -51,7 +53,7 @@ export function mergeSummaries(files: readonly { file: string; data: unknown }[]
   // The merge is the whole fleet again: shard 0 of 1, as a run without --shard says.
   const fleetId = measured.mergeable!.identity.fleetId;
   const shard = fleetId !== undefined ? { shard: { index: 0, count: 1, devices: measured.devices.total, fleetDevices: measured.devices.total, fleetId } } : {};
-  return { summary: { ...measured, ...shard, thresholds, exitCode }, shards, failedShards };
+  return { summary: { ...measured, ...shard, thresholds, exitCode, saturation: judgeSaturation(measured) }, shards, failedShards };
 }
 
 function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
@@ -83,7 +85,11 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
     devices,
     ...mergeEndpointSet(runs, ms.map((m) => m.histograms), seconds, shards),
     undelivered: sumFields(runs.map((r) => r.undelivered)),
-    findings: { total: sum(runs.map((r) => r.findings.total)), byKind: sumRecords(runs.map((r) => r.findings.byKind)) },
+    findings: {
+      total: sum(runs.map((r) => r.findings.total)),
+      byKind: sumRecords(runs.map((r) => r.findings.byKind)),
+      examples: mergeFindingExamples(runs.map((r) => r.findings.examples)),
+    },
     generator: mergeGenerator(runs),
   };
   if (runs.some((r) => r.expected)) out.expected = mergeExpected(runs);

@@ -2,32 +2,15 @@
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
-import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
+import type { DrainSummary, EndpointStats, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './format-values.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
+import { findingKindLines } from './finding-report.js';
+import { judgeGenerator } from './generator-verdict.js';
+import { judgeSaturation } from './saturation-verdict.js';
+import type { SaturatedParty } from './saturation-types.js';
 
-/** Event-loop lag p99 above this means devices fired late because the generator was busy. */
-export const LAG_LIMIT_MS = 100;
-/** CPU use (percent of all cores) at or above this means the generator was saturated. */
-export const CPU_LIMIT_PERCENT = 90;
-
-export interface GeneratorVerdict {
-  bottleneck: boolean;
-  reasons: string[];
-}
-
-export function judgeGenerator(g: GeneratorHealth): GeneratorVerdict {
-  const reasons: string[] = [];
-  for (const w of g.workers) {
-    if (w.eventLoopLagP99Ms > LAG_LIMIT_MS) {
-      reasons.push(`worker ${w.worker} event-loop lag p99 ${formatMs(w.eventLoopLagP99Ms)} ms > ${LAG_LIMIT_MS} ms`);
-    }
-  }
-  if (g.cpuPercent >= CPU_LIMIT_PERCENT) {
-    reasons.push(`CPU ${g.cpuPercent.toFixed(0)}% of all cores ≥ ${CPU_LIMIT_PERCENT}%`);
-  }
-  return { bottleneck: reasons.length > 0, reasons };
-}
+export { BUSY_LIMIT, CPU_LIMIT_PERCENT, judgeGenerator, LAG_LIMIT_MS, type GeneratorVerdict } from './generator-verdict.js';
 
 export function renderReport(s: RunSummary): string {
   const out: string[] = [];
@@ -62,11 +45,12 @@ export function renderReport(s: RunSummary): string {
   if (s.target === 'embedded') {
     out.push('             (the embedded controller runs on this machine and shares its CPU with the generator)');
   }
+  out.push(saturationLine(s));
   return `${out.join('\n')}\n`;
 }
 
 function endpointTable(s: RunSummary): string[] {
-  const header = ['endpoint', 'count', 'errors', 'rate/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'];
+  const header = ['endpoint', 'count', 'errors', 'unfinished', 'rate/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'];
   const rows = orderedEndpoints(s).map(([key, st]) => row(key, st));
   rows.push(row('all', { ...s.overall, ...sums(s) }, s.overall));
   const table = [header, ...rows];
@@ -85,6 +69,8 @@ export function row(name: string, st: EndpointStats, latencies: EndpointStats = 
     name,
     String(st.count),
     String(st.errors),
+    // Absent from summaries written before unfinished requests were counted.
+    String(st.unfinished ?? 0),
     formatRate(st.rate),
     lat(latencies.p50_ms),
     lat(latencies.p90_ms),
@@ -104,11 +90,12 @@ export function orderedEndpoints(s: RunSummary): [string, EndpointStats][] {
   return [...known, ...others];
 }
 
-export function sums(s: RunSummary): { count: number; errors: number; rate: number } {
-  const t = { count: 0, errors: 0, rate: 0 };
+export function sums(s: RunSummary): { count: number; errors: number; unfinished: number; rate: number } {
+  const t = { count: 0, errors: 0, unfinished: 0, rate: 0 };
   for (const st of Object.values(s.endpoints)) {
     t.count += st.count;
     t.errors += st.errors;
+    t.unfinished += st.unfinished ?? 0;
     t.rate += st.rate;
   }
   return t;
@@ -172,6 +159,7 @@ function factLines(s: RunSummary): string[] {
     ...(s.drain ? [drainLine(s.drain)] : []),
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
     `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
+    ...findingKindLines(s),
   ];
 }
 
@@ -213,6 +201,18 @@ function generatorLine(s: RunSummary): string {
     `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms ` +
     `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%`
   );
+}
+
+const SATURATED_WORDS: Record<SaturatedParty, string> = {
+  controller: 'the controller',
+  generator: 'the generator',
+  neither: 'neither the controller nor the generator',
+};
+
+/** Who was saturated, with the evidence (saturation-verdict.ts). */
+function saturationLine(s: RunSummary): string {
+  const v = s.saturation ?? judgeSaturation(s);
+  return `saturated    ${SATURATED_WORDS[v.verdict]}: ${v.evidence.join('; ')}`;
 }
 
 function formatRate(r: number): string {

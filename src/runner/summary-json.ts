@@ -61,6 +61,8 @@ export interface GeneratorHealth {
   workers: {
     worker: number;
     eventLoopLagP99Ms: number;
+    /** Share of the run the worker thread was busy (mean event-loop utilisation, 0..1). */
+    busy?: number;
     heapPeakMiB?: number;
     settledKiBPerDevice?: number;
     /** At the memory sample: requests in flight and reliable messages queued on the devices. */
@@ -98,7 +100,13 @@ export interface RunSummary {
   /** Reliable messages (EVE's retried queues) still not delivered when the run ended. */
   undelivered: { info: number; logs: number; flowlog: number; total: number };
   /** Problems devices found in the controller's answers (bad signature, undecodable body, ...). */
-  findings: { total: number; byKind: Record<string, number> };
+  findings: {
+    total: number;
+    byKind: Record<string, number>;
+    /** The first few findings of each kind with device, endpoint, request id, status and detail
+     *  (finding-examples.ts); absent from summaries of older versions. */
+    examples?: Record<string, import('./finding-examples.js').FindingExample[]>;
+  };
   /** Expected rejections by endpoint, status and reason (e.g. config 403 "before-attestation"). */
   expected?: { total: number; rejections: ExpectedRejection[] };
   /** The graceful stop after the planned duration: devices stopped producing and delivered what
@@ -115,6 +123,9 @@ export interface RunSummary {
   series?: import('./run-series.js').RunSeries;
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
+  /** Who was saturated (the controller, the generator or neither) and the figures that say so
+   *  (saturation-verdict.ts); absent from summaries of older versions. */
+  saturation?: import('./saturation-types.js').SaturationVerdict;
   /** What `evesim merge` combines the summaries of a fleet's shards from (mergeable-summary.ts). */
   mergeable?: import('./mergeable-summary.js').MergeableSection;
   /** The exit code the run ends with. */

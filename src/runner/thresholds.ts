@@ -15,6 +15,7 @@ import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResu
 import type { ThresholdMeasure } from './threshold-measure.js';
 import { formatThresholdValue } from './format-values.js';
 import type { WindowMeasures } from './series/threshold-windows.js';
+import { UNFINISHED_SUFFIX } from '../scenario/unfinished-thresholds.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
@@ -102,6 +103,10 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
     if (m !== undefined) return m;
   }
   if (subject === 'all' || ENDPOINT_SUBJECTS.has(subject)) return measureRequests(subject, stat, run);
+  if (stat === 'count' && subject.endsWith(UNFINISHED_SUFFIX)) {
+    const endpoint = subject.slice(0, -UNFINISHED_SUFFIX.length);
+    if (ENDPOINT_SUBJECTS.has(endpoint)) return { value: endpointStats(run, endpoint).unfinished ?? 0 };
+  }
   switch (`${subject}.${stat}`) {
     case 'errors.count':
       return { value: requestTotals(run).errors };
@@ -123,6 +128,8 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
       return { value: run.findings.total };
     case 'expected.count':
       return { value: run.expected?.total ?? requestTotals(run).expected };
+    case 'unfinished.count':
+      return { value: requestTotals(run).unfinished };
     default:
       return { cannot: `"${subject}.${stat}" is not a measure evesim records` };
   }
@@ -154,18 +161,21 @@ function measureRequests(subject: string, stat: string, run: MeasuredRun): Thres
   }
 }
 
-function requestTotals(run: MeasuredRun): { count: number; errors: number; expected: number; rate: number } {
+function requestTotals(run: MeasuredRun): { count: number; errors: number; expected: number; unfinished: number; rate: number } {
   let count = 0;
   let errors = 0;
   let expected = 0;
+  let unfinished = 0;
   let rate = 0;
   for (const s of Object.values(run.endpoints)) {
     count += s.count;
     errors += s.errors;
     expected += s.expected ?? 0;
+    // Absent from summaries written before unfinished requests were counted.
+    unfinished += s.unfinished ?? 0;
     rate += s.rate;
   }
-  return { count, errors, expected, rate };
+  return { count, errors, expected, unfinished, rate };
 }
 
 export function compare(actual: number, op: ThresholdSpec['op'], bound: number): boolean {

@@ -3,6 +3,7 @@
 //   config.p99 < 200ms    all.max <= 2s    register.rate >= 50/s    errors.rate < 0.1%
 //   errors.count == 0     onboarded.ratio == 1    undelivered.count == 0    findings.count == 0
 //   expected.count <= 60  (expected rejections, e.g. config 403 before attestation)
+//   unfinished.count == 0    config.unfinished.count == 0  (no answer by the end of the run)
 //   config{api:v1}.p99 < 1s  (one controller API of a mixed fleet, api-thresholds.ts)
 //   register.count >= 1 per device    onboarded.count >= 90% of devices  (scale with --devices,
 //                                     threshold-basis.ts)
@@ -19,6 +20,7 @@ import { didYouMean } from './suggest.js';
 import { SCENARIO_CAPABILITIES } from './capabilities.js';
 import { checkApiTaggable, splitApiTag } from './api-v1/api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
+import { UNFINISHED_THRESHOLD_SUBJECTS } from './unfinished-thresholds.js';
 import { splitPerDevice } from './threshold-basis.js';
 import { isSeriesSubject, splitWindow } from './threshold-window.js';
 import type { ThresholdValueKind } from './threshold-kinds.js';
@@ -35,6 +37,8 @@ export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string,
   findings: { count: 'count' },
   /** Non-success answers the devices expected (config 403 before attestation): not errors. */
   expected: { count: 'count' },
+  /** Requests still waiting for their answer when the run ended: unfinished.count, config.unfinished.count. */
+  ...UNFINISHED_THRESHOLD_SUBJECTS,
   /** The capabilities' subjects: attestation.QUOTE_FAILED, lps.radio.p99, lps_command.p99, ... (capabilities.ts). */
   ...Object.assign({}, ...SCENARIO_CAPABILITIES.map((c) => c.thresholdSubjects ?? {})),
 };
@@ -63,7 +67,7 @@ export function parseThreshold(source: string): ThresholdSpec {
   if (!stats) {
     throw new Error(
       `unknown threshold subject "${subject}"${didYouMean(subject, Object.keys(THRESHOLD_SUBJECTS))}; ` +
-        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), an LPS endpoint (lps.radio, ...), all, errors, expected, onboarded, devices, undelivered, findings, attestation, attestation_devices, lps_command or lps_token`,
+        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), an LPS endpoint (lps.radio, ...), all, errors, expected, unfinished, onboarded, devices, undelivered, findings, attestation, attestation_devices, lps_command or lps_token`,
     );
   }
   const kind = stats[stat];

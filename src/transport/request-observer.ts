@@ -10,7 +10,7 @@ export interface RequestOutcome {
   path: string;
   /** HTTP status, or 0 when no HTTP answer came (see `error`). */
   status: number;
-  /** Set when no HTTP answer came: 'ECONNREFUSED', 'ECONNRESET', 'timeout', ... */
+  /** Set when no HTTP answer came: 'ECONNREFUSED', 'ECONNRESET', 'timeout', ..., or UNFINISHED. */
   error?: string;
   /** Set when the status was one the device said it expected (TransportRequest.expect): counted
    *  as an expected rejection, not as an error. */
@@ -24,6 +24,9 @@ export interface RequestOutcome {
   requestHeaders: Record<string, string>;
   responseHeaders?: Record<string, string | string[] | undefined>;
 }
+
+/** The `error` of a request still waiting for its answer when the run ended (doneAt = the end). */
+export const UNFINISHED = 'unfinished';
 
 export interface RequestObserver {
   onOutcome(outcome: RequestOutcome): void;

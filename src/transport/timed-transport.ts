@@ -2,15 +2,26 @@
 // happened to each request, timed on the simulation clock. Latency counts from the request's
 // dueAt (open model), so a slow generator or a stalled controller shows up as latency instead of
 // as fewer requests. Observers are isolated: one that throws is counted, never breaks a request.
+// Requests still in flight when the run ends are reported once as 'unfinished' (settleUnfinished),
+// so a controller that never answers shows up instead of vanishing from the figures.
 
 import type { Clock, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { TransportError } from '../device/ports.js';
-import type { RequestObserver, RequestOutcome } from './request-observer.js';
+import { UNFINISHED, type RequestObserver, type RequestOutcome } from './request-observer.js';
+
+/** A request handed to the inner transport and not yet reported. */
+interface Pending {
+  req: TransportRequest;
+  sentAt: number;
+  /** Reported as unfinished: its late answer (or failure) is not reported again. */
+  settled: boolean;
+}
 
 export class TimedTransport implements Transport {
   private readonly observers: RequestObserver[];
   private observerFailures = 0;
   private lastObserverError: unknown;
+  private readonly pending = new Set<Pending>();
 
   constructor(
     private readonly inner: Transport,
@@ -34,19 +45,42 @@ export class TimedTransport implements Transport {
     return { count: this.observerFailures, last: this.lastObserverError };
   }
 
+  /** Requests handed on and not yet answered (nor reported as unfinished). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * The end of the run: every request still waiting for its answer is reported now, once, with
+   * status 0 and error 'unfinished' (latency = now − dueAt); whatever becomes of it later is not
+   * reported again. Returns how many there were.
+   */
+  settleUnfinished(): number {
+    const left = [...this.pending];
+    this.pending.clear();
+    for (const p of left) {
+      p.settled = true;
+      this.report(p.req, p.sentAt, 0, UNFINISHED, undefined);
+    }
+    return left.length;
+  }
+
   async request(req: TransportRequest): Promise<TransportResponse> {
-    const sentAt = this.clock.now();
+    const p: Pending = { req, sentAt: this.clock.now(), settled: false };
+    this.pending.add(p);
     let res: TransportResponse;
     try {
       res = await this.inner.request(req);
     } catch (err) {
+      this.pending.delete(p);
       // Anything but a TransportError breaks the Transport contract (a bug): reported as
       // 'internal', then rethrown unchanged.
       const code = err instanceof TransportError ? err.code : 'internal';
-      this.report(req, sentAt, 0, code, undefined);
+      if (!p.settled) this.report(req, p.sentAt, 0, code, undefined);
       throw err;
     }
-    this.report(req, sentAt, res.status, undefined, res);
+    this.pending.delete(p);
+    if (!p.settled) this.report(req, p.sentAt, res.status, undefined, res);
     return res;
   }
 

@@ -7,12 +7,11 @@ import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import type { config } from '../../gen/eve-types.js';
 import { Msg } from '../../protocol/messages.js';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions } from '../device-options.js';
-import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
+import type { DeviceSender } from '../sender/device-sender.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import type { ControllerTrust } from './controller-trust.js';
 import { onboardingRetryDelayMs } from '../core/eve-timers.js';
 import type { Millis } from '../ports.js';
-import { isDocumentedStatus } from '../sender/status-expectations.js';
 import { v1UuidFromConfig } from './v1-uuid-lookup.js';
 import { pemBase64Bytes } from '../../protocol/pem.js';
 
@@ -63,7 +62,6 @@ export class Onboarding {
     const answer = await sender.post('uuid', v2Path('uuid'), Msg.UuidRequest.encode({}), dueAt);
     if (answer === undefined) return undefined;
     if (answer.status !== 200 && answer.status !== 201) {
-      if (!isDocumentedStatus('uuid', answer.status)) this.host.finding('uuid', 'unexpected-status', `POST /uuid answered ${answer.status}`);
       return undefined;
     }
     const payload = sender.open('uuid', answer, opts.clock.now());
@@ -72,7 +70,7 @@ export class Onboarding {
     try {
       uuid = (Msg.UuidResponse.decode(payload).uuid ?? '').trim();
     } catch (e) {
-      sender.reject('uuid', 'undecodable-body', (e as Error).message);
+      sender.reject('uuid', 'undecodable-body', `UuidResponse (${payload.length} bytes) does not decode: ${(e as Error).message}`);
       return undefined;
     }
     if (!UUID_RE.test(uuid)) {
@@ -103,9 +101,6 @@ export class Onboarding {
     const ping = await sender.get('ping', v2Path('ping'), dueAt);
     if (stale()) return;
     if (ping === undefined || ping.status === 429 || ping.status === 503) return this.retry();
-    if (!isSuccess(ping.status) && !isDocumentedStatus('ping', ping.status)) {
-      host.finding('ping', 'unexpected-status', `GET /ping answered ${ping.status}`);
-    }
 
     if (!opts.behaviour.preRegistered) {
       const id = opts.identity;
@@ -118,7 +113,6 @@ export class Onboarding {
       if (stale()) return;
       if (reg === undefined) return this.retry();
       // EVE ignores the status (LEDs only) and goes on to /uuid on any HTTP answer (§2.2).
-      if (!isDocumentedStatus('register', reg.status)) host.finding('register', 'unexpected-status', `POST /register answered ${reg.status}`);
     }
 
     if (sender.v1 && !trust.current) {

@@ -18,6 +18,7 @@
 // command records, saved radio config, last local profile) comes out of snapshot() and goes back
 // in with restore() after a reboot.
 
+import { isDocumentedStatus, undocumentedStatusDetail } from '../../protocol/documented-statuses.js';
 import { info, profile, type metrics } from '../../gen/eve-types.js';
 import { Msg } from '../../protocol/messages.js';
 import type { DeviceFinding } from '../device-options.js';
@@ -483,12 +484,12 @@ export class LpsAgent {
         deviceIndex: this.o.deviceIndex,
       })
       .then(
-        (res) => this.settle(t, gen, res),
-        () => this.settle(t, gen, undefined),
+        (res) => this.settle(t, gen, res, headers['x-request-id']!),
+        () => this.settle(t, gen, undefined, headers['x-request-id']!),
       );
   }
 
-  private settle(t: LpsTask, gen: number, res: TransportResponse | undefined): void {
+  private settle(t: LpsTask, gen: number, res: TransportResponse | undefined, requestId: string): void {
     const c = this.stats.endpoints[t.key];
     if (t.inFlight === gen) t.inFlight = 0;
     if (gen !== this.generation) {
@@ -497,13 +498,24 @@ export class LpsAgent {
     }
     try {
       if (res === undefined) c.transportErrors++;
-      else this.handle(t, res);
+      else {
+        this.judgeStatus(t, res.status, requestId);
+        this.handle(t, res);
+      }
     } finally {
       if (t.again && t.inFlight === 0 && this.addr !== undefined) {
         t.again = false;
         this.run(t, this.o.clock.now());
       }
     }
+  }
+
+  /** A status local-profile-server-v1 does not list for the endpoint is a finding (documented-statuses.ts). */
+  private judgeStatus(t: LpsTask, status: number, requestId: string): void {
+    if (isDocumentedStatus('lps', t.key, status)) return;
+    const method = t.key === 'lps.local_profile' ? 'GET' : 'POST';
+    const detail = undocumentedStatusDetail('lps', t.key, status, method, LPS_PATHS[t.key]);
+    this.o.host.onFinding?.({ deviceIndex: this.o.deviceIndex, endpoint: t.key, kind: 'undocumented-status', detail, status, requestId });
   }
 
   private handle(t: LpsTask, res: TransportResponse): void {
@@ -577,7 +589,8 @@ export class LpsAgent {
       }
     } catch (e) {
       c.undecodable++;
-      this.o.host.onFinding?.({ deviceIndex: this.o.deviceIndex, endpoint: t.key, kind: 'undecodable-body', detail: (e as Error).message });
+      const detail = `answer to ${LPS_PATHS[t.key]} (${res.body.length} bytes) does not decode: ${(e as Error).message}`;
+      this.o.host.onFinding?.({ deviceIndex: this.o.deviceIndex, endpoint: t.key, kind: 'undecodable-body', detail, status: res.status });
     }
   }
 

@@ -14,6 +14,7 @@ import type { DeviceStats } from './device-stats.js';
 import type { DeviceCounters } from '../telemetry/metrics-builder.js';
 import type { ExpectedAnswer, Millis, TransportRequest, TransportResponse } from '../ports.js';
 import { ApiV1Dialect } from './api-v1-dialect.js';
+import { isDocumentedStatus, undocumentedStatusDetail } from '../../protocol/documented-statuses.js';
 import type { ApiVersion } from '../../protocol/api-version.js';
 
 const PROTO_MIME = 'application/x-proto-binary';
@@ -26,8 +27,11 @@ export interface SenderHost {
   readonly trust: SenderTrust;
   /** Device UUID, '' until /uuid answered. */
   readonly uuid: string;
-  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
+  finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string, about?: FindingAbout): void;
 }
+
+/** The answer a finding is about: its HTTP status and the request's X-Request-Id. */
+export type FindingAbout = Pick<DeviceFinding, 'status' | 'requestId'>;
 
 /**
  * What the sender needs of the controller signing certificates the device trusts
@@ -172,6 +176,14 @@ export class DeviceSender {
       return undefined;
     }
     stats.answer(endpoint, answer.status);
+    // Every answer is judged here, once: a status the interface document does not list for the
+    // endpoint is a finding (documented-statuses.ts); the caller still reacts to it as EVE would.
+    if (!isDocumentedStatus(this.api, endpoint, answer.status)) {
+      this.host.finding(endpoint, 'undocumented-status', undocumentedStatusDetail(this.api, endpoint, answer.status, method, path), {
+        status: answer.status,
+        requestId: headers['X-Request-Id']!,
+      });
+    }
     this.v1?.onAnswer(endpoint, answer.status);
     counters.recordRequest({
       url: path,

@@ -15,7 +15,6 @@ import { drainRetryDelayMs } from '../core/graceful-drain.js';
 import { buildFlowMessage, type FlowScope } from './flowlog-builder.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from '../ports.js';
-import { isDocumentedStatus } from '../sender/status-expectations.js';
 import { exactBytes } from '../../protocol/exact-bytes.js';
 
 /** Messages kept waiting per device (bounded memory; EVE's channel is similarly small). */
@@ -125,9 +124,6 @@ export class FlowlogSender {
           host.counters.recordFlowlog({ delivered: true, flows: head.flows, dnsRequests: head.dns });
           dueAt = now;
           continue;
-        }
-        if (answer !== undefined && !isDocumentedStatus('flowlog', answer.status)) {
-          host.finding('flowlog', 'unexpected-status', `POST /flowlog answered ${answer.status}`);
         }
         this.failures++;
         host.counters.recordFlowlog({ delivered: false, flows: head.flows, dnsRequests: head.dns });

@@ -13,7 +13,6 @@ import { DeviceTimer } from '../core/device-timer.js';
 import { drainRetryDelayMs } from '../core/graceful-drain.js';
 import { endpointForKind, InfoQueue, type InfoQueueKind, type QueuedItem } from './info-queue.js';
 import type { Millis } from '../ports.js';
-import { isDocumentedStatus } from '../sender/status-expectations.js';
 
 export interface InfoHost {
   readonly opts: DeviceOptions;
@@ -115,9 +114,6 @@ export class InfoPublisher {
     const answer = await host.sender.post(endpoint, v2Path(endpoint, host.uuid), item.bytes, dueAt);
     if (gen !== host.generation) return true;
     const now = host.opts.clock.now();
-    if (answer !== undefined && !isDocumentedStatus(endpoint, answer.status)) {
-      host.finding(endpoint, 'unexpected-status', `POST /${endpoint} (${item.kind} ${item.key}) answered ${answer.status}`);
-    }
     const result = this.queue.report(item, answer === undefined ? { kind: 'transport' } : { kind: 'http', status: answer.status }, now);
     if (item.kind === 'attest') {
       if (result.disposition === 'delivered') host.onAttestCertsOutcome(true, now);

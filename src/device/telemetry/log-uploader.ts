@@ -25,7 +25,6 @@ import { drainRetryDelayMs } from '../core/graceful-drain.js';
 import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogGenerator } from './log-generator.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from '../ports.js';
-import { isDocumentedStatus } from '../sender/status-expectations.js';
 import { exactBytes } from '../../protocol/exact-bytes.js';
 
 /** Compressed log bytes a device keeps waiting for upload (EVE keeps them on disk; we are in memory). */
@@ -212,7 +211,6 @@ export class LogUploader {
       return;
     }
     const status = answer.status;
-    if (!isDocumentedStatus(endpoint, status)) host.finding(endpoint, 'unexpected-status', `POST ${path} answered ${status}`);
     if (status === 200 || status === 201 || status === 204) {
       this.remove(files, file);
       schedule.onSuccess();

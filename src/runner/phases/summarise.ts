@@ -3,6 +3,7 @@
 // writes the summary JSON and decides the exit code: 0 all passed, 1 a threshold failed or a worker
 // died.
 
+import { judgeSaturation } from '../saturation-verdict.js';
 import os from 'node:os';
 import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
@@ -56,6 +57,8 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
     shard: { index: shard.index, count: shard.count, devices: shardDevices, fleetDevices, fleetId: ctx.fleetId },
     thresholds,
     exitCode,
+    // Last, over every figure above (and the time series, when the run has one).
+    saturation: judgeSaturation(measured),
   };
   if (shard.count > 1) out(`evesim: shard ${shard.index}/${shard.count}: ${shardDevices} of ${fleetDevices} devices, fleet id ${ctx.fleetId}; figures and thresholds are this shard's\n`);
   out(renderReport(summary));

@@ -7,6 +7,9 @@ import type { FleetAggregate } from '../aggregate.js';
 import type { DrainSummary, RunSummary } from '../summary-json.js';
 import { reason, round1, type Print } from './run-context.js';
 
+/** A share (0..1) to three decimals. */
+const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+
 export interface WorkerFigures {
   undelivered: Record<string, number>;
   workerHealth: RunSummary['generator']['workers'];
@@ -31,7 +34,11 @@ export function collectWorkerResults(
       // Its health from the deltas it sent (worst 1 s interval), rather than nothing.
       const seen = aggregate.workers.get(workerId);
       if (seen) {
-        workerHealth.push({ worker: workerId, eventLoopLagP99Ms: round1(seen.worstLoopP99Ms) });
+        workerHealth.push({
+          worker: workerId,
+          eventLoopLagP99Ms: round1(seen.worstLoopP99Ms),
+          ...(seen.samples > 0 ? { busy: round3(seen.utilisationSum / seen.samples) } : {}),
+        });
         for (const [k, v] of Object.entries(seen.undelivered)) undelivered[k] = (undelivered[k] ?? 0) + v;
       }
       return;
@@ -42,6 +49,7 @@ export function collectWorkerResults(
     workerHealth.push({
       worker: res.workerId,
       eventLoopLagP99Ms: round1(res.loop.p99Ms),
+      busy: round3(res.loop.meanUtilisation),
       heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
       ...(res.memory.settledBytesPerDevice !== undefined ? { settledKiBPerDevice: round1(res.memory.settledBytesPerDevice / 1024) } : {}),
       ...(res.memory.atSample
@@ -65,7 +73,7 @@ export function collectWorkerResults(
     const busy = ok.map((r) => `w${r.workerId} ${(r.loop.meanUtilisation * 100).toFixed(0)}%`).join(', ');
     err(
       `evesim: workers: heap peak ${(heap / 2 ** 20).toFixed(1)} MiB (garbage included; bench/steady-state.js measures live memory per device), ` +
-        `busy ${busy}, ${inFlight} requests in flight at the end (not counted)\n`,
+        `busy ${busy}, ${inFlight} requests in flight at the end (counted as unfinished)\n`,
     );
   }
   return { undelivered, workerHealth, workerFailed, ...(drain ? { drain } : {}) };

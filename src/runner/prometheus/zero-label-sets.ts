@@ -12,7 +12,7 @@ const FINDING_KIND_SET: Record<DeviceFinding['kind'], true> = {
   'unknown-signer': true,
   'bad-envelope': true,
   'undecodable-body': true,
-  'unexpected-status': true,
+  'undocumented-status': true,
   'bad-certs': true,
   conformance: true,
 };

@@ -1,0 +1,30 @@
+// The shape of the saturation verdict (saturation-verdict.ts) as the summary JSON carries it, apart
+// so that the summary's type can name it without importing the verdict's logic back.
+
+export type SaturatedParty = 'controller' | 'generator' | 'neither';
+
+/** The figures the verdict was reached on. */
+export interface SaturationFigures {
+  /** Worst worker event-loop lag p99 over the run, ms. */
+  workerLoopLagP99Ms: number;
+  /** Highest share of the run a worker thread was busy (0..1), when the workers reported it. */
+  workerBusy?: number;
+  /** Process CPU, percent of all cores. */
+  cpuPercent: number;
+  /** All requests: latency p99, ms, and how many there were. */
+  latencyP99Ms: number;
+  requests: number;
+  /** From the run's time series, when it has one: the median interval p99 of the first and of the
+   *  last third of the run phase, ms. */
+  latencyTrend?: { firstP99Ms: number; lastP99Ms: number };
+  /** Requests still waiting for an answer at the end, and requests that timed out. */
+  unfinished: number;
+  timeouts: number;
+}
+
+export interface SaturationVerdict {
+  verdict: SaturatedParty;
+  /** Why, in words with the figures, most telling first. */
+  evidence: string[];
+  figures: SaturationFigures;
+}

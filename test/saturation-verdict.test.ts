@@ -1,0 +1,107 @@
+// Who was saturated: the generator (its workers lagged or were busy), the controller (latencies
+// climbed, or requests timed out or went unanswered, while the workers stayed free), or neither,
+// each with the figures that say so; and the report's line.
+
+import { describe, expect, it } from 'vitest';
+import { judgeSaturation } from '../src/runner/saturation-verdict.js';
+import { judgeGenerator } from '../src/runner/generator-verdict.js';
+import { emptyEndpointStats, type EndpointStats, type GeneratorHealth, type RunSummary } from '../src/runner/summary-json.js';
+import type { RunInterval, RunSeries } from '../src/runner/run-series.js';
+
+const FREE: GeneratorHealth = {
+  workers: [
+    { worker: 0, eventLoopLagP99Ms: 4.2, busy: 0.31 },
+    { worker: 1, eventLoopLagP99Ms: 6, busy: 0.35 },
+  ],
+  mainEventLoopLagP99Ms: 1,
+  cpuPercent: 40,
+};
+
+function ep(over: Partial<EndpointStats> = {}): EndpointStats {
+  return { ...emptyEndpointStats(), count: 1000, rate: 10, p50_ms: 5, p90_ms: 9, p99_ms: 20, max_ms: 40, byStatus: { '200': 1000 }, ...over };
+}
+
+/** A run phase of `p99s.length` 1 s intervals whose config requests had these p99s. */
+function series(p99s: number[]): RunSeries {
+  const intervals: RunInterval[] = p99s.map((p99, i) => ({
+    tMs: i * 1000,
+    durationMs: 1000,
+    phase: 'run',
+    endpoints: { config: { requests: 50, errors: 0, p50Ms: p99 / 4, p99Ms: p99 }, info: { requests: 0, errors: 0 } },
+    devices: {},
+    queued: {},
+    findings: {},
+    events: [],
+    workers: [],
+  }));
+  // A drain interval after the run phase is not part of the trend.
+  intervals.push({ ...intervals[0]!, tMs: p99s.length * 1000, phase: 'drain', endpoints: { config: { requests: 5, errors: 0, p99Ms: 99_999 } } });
+  return { intervalMs: 1000, intervals, events: [] };
+}
+
+function run(over: Partial<RunSummary> = {}): Pick<RunSummary, 'generator' | 'overall' | 'endpoints' | 'series'> {
+  return { generator: FREE, overall: ep(), endpoints: { config: ep() }, ...over };
+}
+
+describe('judgeSaturation', () => {
+  it('the controller: latency p99 climbing while the worker loops stay free', () => {
+    const v = judgeSaturation(run({ series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) }));
+    expect(v.verdict).toBe('controller');
+    expect(v.figures).toEqual({
+      workerLoopLagP99Ms: 6,
+      workerBusy: 0.35,
+      cpuPercent: 40,
+      latencyP99Ms: 20,
+      requests: 1000,
+      latencyTrend: { firstP99Ms: 11, lastP99Ms: 800 },
+      unfinished: 0,
+      timeouts: 0,
+    });
+    expect(v.evidence).toEqual([
+      'latency p99 climbed from 11.0 ms (first third of the run) to 800 ms (last third)',
+      'while the worker loops stayed free (worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 40%)',
+    ]);
+  });
+
+  it('the controller: requests unanswered at the end or timed out, even without a time series', () => {
+    const v = judgeSaturation(run({ endpoints: { config: ep({ unfinished: 12, errors: 12, byError: { unfinished: 12 } }), info: ep({ byError: { timeout: 3, ECONNRESET: 1 } }) } }));
+    expect(v.verdict).toBe('controller');
+    expect(v.figures).toMatchObject({ unfinished: 12, timeouts: 3 });
+    expect(v.figures.latencyTrend).toBeUndefined();
+    expect(v.evidence.slice(0, 2)).toEqual(['12 requests still unanswered at the end', '3 requests timed out']);
+  });
+
+  it('the generator: a worker loop lagging or busy, whatever the controller did', () => {
+    const lagging = judgeSaturation(
+      run({
+        generator: { ...FREE, workers: [{ worker: 0, eventLoopLagP99Ms: 250, busy: 0.5 }] },
+        series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]),
+      }),
+    );
+    expect(lagging.verdict).toBe('generator');
+    expect(lagging.evidence).toEqual(['worker 0 event-loop lag p99 250 ms > 100 ms', 'latencies and rates understate the target']);
+    const busy = judgeSaturation(run({ generator: { ...FREE, workers: [{ worker: 3, eventLoopLagP99Ms: 20, busy: 0.93 }] } }));
+    expect(busy.verdict).toBe('generator');
+    expect(busy.evidence[0]).toBe('worker 3 busy 93% of the run ≥ 90%');
+    expect(busy.figures.workerBusy).toBe(0.93);
+    // The same rule as the report's generator line.
+    expect(judgeGenerator({ ...FREE, workers: [{ worker: 3, eventLoopLagP99Ms: 20, busy: 0.93 }] }).bottleneck).toBe(true);
+    expect(judgeGenerator({ ...FREE, workers: [{ worker: 3, eventLoopLagP99Ms: 20, busy: 0.89 }] }).bottleneck).toBe(false);
+  });
+
+  it('neither: latency steady, nothing unanswered, loops free', () => {
+    const v = judgeSaturation(run({ series: series([10, 14, 11, 12, 15, 13, 12, 16, 14]) }));
+    expect(v.verdict).toBe('neither');
+    expect(v.evidence).toEqual([
+      'latency p99 steady (11.0 ms in the first third, 14.0 ms in the last)',
+      'no request unanswered or timed out',
+      'worker loops free (worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 40%)',
+    ]);
+    // A small rise is noise, not saturation: 5 ms → 30 ms is 6× but under 50 ms more.
+    expect(judgeSaturation(run({ series: series([5, 5, 5, 5, 30, 30, 30, 30, 30]) })).verdict).toBe('neither');
+    // Without a time series (or too short a one) the overall figures speak.
+    const plain = judgeSaturation(run({ series: series([10, 900]) }));
+    expect(plain.verdict).toBe('neither');
+    expect(plain.evidence[0]).toBe('latency p99 20.0 ms over 1000 requests');
+  });
+});
