@@ -5,6 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runValidate } from './validate-command.js';
 import { runRun } from './run-command.js';
+import { RUN_EXAMPLES, groupRunOptions } from './run-option-groups.js';
 import { runControllerCommand } from './controller-command.js';
 import { runDecode } from './decode-command.js';
 import { runLpsCommand } from './lps-command.js';
@@ -17,10 +18,11 @@ await yargs(hideBin(process.argv))
     'run <scenario>',
     'run a scenario against the embedded controller or a real one',
     (y) =>
-      y
+      groupRunOptions(y)
         .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario YAML file' })
+        .option('target', { type: 'string', describe: 'embedded: run against the embedded controller whatever target the scenario names (a real controller: --controller)' })
         .option('controller', { type: 'string', describe: 'URL of a real controller (overrides the scenario target)' })
-        .option('root-ca', { type: 'string', describe: 'PEM file of the controller root CA' })
+        .option('root-ca', { type: 'string', describe: 'PEM file of the controller root CA (optional with --insecure-skip-verify)' })
         .option('onboard-cert', { type: 'string', describe: 'onboarding certificate PEM' })
         .option('onboard-key', { type: 'string', describe: 'onboarding private key PEM' })
         .option('insecure-skip-verify', { type: 'boolean', default: false, describe: 'turn TLS verification off (prints a warning)' })
@@ -36,6 +38,7 @@ await yargs(hideBin(process.argv))
         .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on HOST:PORT/metrics (HOST from --metrics-host)' })
         .option('metrics-host', { type: 'string', describe: 'address the metrics server listens on (default 127.0.0.1; 0.0.0.0 so a Prometheus on another host or pod can scrape it)' })
         .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
+        .option('junit', { type: 'string', describe: 'write the thresholds as JUnit XML to FILE (one test case per threshold; a failure carries the measured value)' })
         .option('record', { type: 'string', describe: 'record every request and response into DIR' })
         .option('state-dir', { type: 'string', describe: 'fleet state directory (identities, controller PKI)' })
         .option('controller-admin', {
@@ -51,7 +54,8 @@ await yargs(hideBin(process.argv))
         .option('start-at', { type: 'string', describe: 'common start time of all shards: ISO-8601 (2026-11-24T22:00:00Z) or +DURATION from process start (+30s); more than 1 s past: exit 2' })
         .option('fleet-id', { type: 'string', describe: 'enters the serials so fleets with one seed never collide; give all shards of a fleet the same (default: made once per state directory)' })
         .option('dry-run', { type: 'boolean', default: false, describe: "check the scenario and flags, print this shard's fleet plan, start nothing" })
-        .option('quiet', { type: 'boolean', default: false, describe: 'no live progress line' }),
+        .option('quiet', { type: 'boolean', default: false, describe: 'no live progress line' })
+        .example(RUN_EXAMPLES),
     async (argv) => {
       process.exitCode = await runRun(argv);
     },

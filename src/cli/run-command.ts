@@ -12,6 +12,8 @@ import { httpUrlProblem } from '../scenario/http-url.js';
 
 export interface RunArgs {
   scenario: string;
+  /** --target embedded: the embedded controller whatever the scenario's target says. */
+  target?: string;
   controller?: string;
   rootCa?: string;
   onboardCert?: string;
@@ -26,6 +28,7 @@ export interface RunArgs {
   metricsPort?: number;
   metricsHost?: string;
   summaryJson?: string;
+  junit?: string;
   record?: string;
   stateDir?: string;
   controllerAdmin?: string;
@@ -57,14 +60,24 @@ export async function runRun(a: RunArgs): Promise<number> {
     console.error(`evesim: ${(e as Error).message}`);
     return 2;
   }
-  let controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+  if (a.target !== undefined) {
+    const problem = targetArgProblem(String(a.target), a.controller !== undefined);
+    if (problem) {
+      console.error(`evesim: --target: ${problem}`);
+      return 2;
+    }
+  }
+  let controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
   if (a.controller !== undefined) {
     const urlProblem = controllerUrlProblem(a.controller);
     if (urlProblem) {
       console.error(`evesim: --controller: ${urlProblem}`);
       return 2;
     }
-    const missing = (['rootCa', 'onboardCert', 'onboardKey'] as const).filter((k) => !a[k]);
+    // Without TLS verification the root CA is optional (the devices then take the controller's
+    // signing certificates unchecked too, and the run says so).
+    const needed = a.insecureSkipVerify ? (['onboardCert', 'onboardKey'] as const) : (['rootCa', 'onboardCert', 'onboardKey'] as const);
+    const missing = needed.filter((k) => !a[k]);
     if (missing.length > 0) {
       const flags = missing.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
       console.error(`evesim: --controller needs ${flags.join(', ')}`);
@@ -72,7 +85,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     }
     controller = {
       url: a.controller,
-      rootCaFile: a.rootCa!,
+      ...(a.rootCa ? { rootCaFile: a.rootCa } : {}),
       onboardCertFile: a.onboardCert!,
       onboardKeyFile: a.onboardKey!,
       insecure: a.insecureSkipVerify,
@@ -102,7 +115,7 @@ async function runWith(
     gracefulStopMs: number | undefined;
     shard: FleetShard | undefined;
     startAtMs: number | undefined;
-    controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+    controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
   },
 ): Promise<number> {
@@ -118,6 +131,8 @@ async function runWith(
     metricsPort: a.metricsPort,
     ...(a.metricsHost !== undefined ? { metricsHost: a.metricsHost } : {}),
     summaryJson: a.summaryJson,
+    ...(a.junit !== undefined ? { junit: String(a.junit) } : {}),
+    ...(a.target !== undefined ? { targetEmbedded: true as const } : {}),
     recordDir: a.record,
     stateDir: a.stateDir,
     controller,
@@ -136,4 +151,13 @@ async function runWith(
 /** Why `text` cannot be a controller URL, or undefined when it can (checked before anything starts). */
 export function controllerUrlProblem(text: string): string | undefined {
   return httpUrlProblem(text, 'https://127.0.0.1:8443');
+}
+
+/** Why `--target VALUE` cannot be taken (only `embedded` can; a real controller is --controller). */
+export function targetArgProblem(value: string, withController: boolean): string | undefined {
+  if (value !== 'embedded') {
+    return `only "embedded" can be given here (got "${value}"); for a real controller give --controller URL with --root-ca, --onboard-cert and --onboard-key`;
+  }
+  if (withController) return '--target embedded and --controller contradict each other; give one';
+  return undefined;
 }

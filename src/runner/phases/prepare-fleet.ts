@@ -15,6 +15,8 @@ import { planFleet } from '../../fleet/fleet-plan.js';
 import { WHOLE_FLEET, shardProblem } from '../../fleet/fleet-shard.js';
 import { fleetIdProblem, readStateDirFleetId, stateDirFleetId } from '../../identity/fleet-id.js';
 import { loadScenario, type ScenarioOverrides } from '../../scenario/load-scenario.js';
+import { pemCertificateProblem } from '../pem-check.js';
+import { writableDirProblem } from '../writable-dir.js';
 import type { TargetSpec } from '../../scenario/scenario-types.js';
 import { FleetAggregate } from '../aggregate.js';
 import { isControllerSide } from '../controller-admin.js';
@@ -71,14 +73,24 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
     }
   }
   if (opts.summaryJson) checkWritableFile(opts.summaryJson, '--summary-json');
+  if (opts.junit) checkWritableFile(opts.junit, '--junit');
   if (opts.metricsPort !== undefined && (!Number.isInteger(opts.metricsPort) || opts.metricsPort < 0 || opts.metricsPort > 65535)) {
     throw new InputError(`--metrics-port: ${opts.metricsPort} is not a TCP port (0..65535)`);
   }
   const workerFile = fleetWorkerFile(opts.workerFile);
   const stateDir = resolve(opts.stateDir ?? '.evesim-state');
+  const stateDirBad = writableDirProblem(stateDir);
+  if (stateDirBad) throw new InputError(`--state-dir ${stateDir}: ${stateDirBad}`);
+  if (opts.recordDir) {
+    const recordBad = writableDirProblem(opts.recordDir);
+    if (recordBad) throw new InputError(`--record ${opts.recordDir}: ${recordBad}`);
+  }
   const external = scenario.target.kind === 'external' ? readExternalTarget(scenario.target) : undefined;
   if (scenario.target.kind === 'external' && scenario.target.insecureSkipVerify) {
     err('evesim: WARNING: TLS verification of the controller is OFF (--insecure-skip-verify); anyone on the path can impersonate it\n');
+    if (scenario.target.rootCaFile === undefined) {
+      err("evesim: WARNING: no --root-ca: the devices take the controller's signing certificates without checking their chain\n");
+    }
   }
   if (opts.controllerAdmin && !external) throw new InputError('--controller-admin: needs --controller (the admin API of that controller)');
   const skippedActions = external && !opts.controllerAdmin ? scenario.timeline.filter(isControllerSide) : [];
@@ -122,12 +134,13 @@ function overridesOf(opts: RunScenarioOptions): ScenarioOverrides {
   if (opts.arrivalOverMs !== undefined) overrides.arrivalOverMs = opts.arrivalOverMs;
   if (opts.gracefulStopMs !== undefined) overrides.gracefulStopMs = opts.gracefulStopMs;
   if (opts.seed !== undefined) overrides.seed = opts.seed;
+  if (opts.targetEmbedded) overrides.target = { kind: 'embedded' };
   if (opts.controller) {
     const c = opts.controller;
     overrides.target = {
       kind: 'external',
       url: c.url,
-      rootCaFile: resolve(c.rootCaFile),
+      ...(c.rootCaFile !== undefined ? { rootCaFile: resolve(c.rootCaFile) } : {}),
       onboardCertFile: resolve(c.onboardCertFile),
       onboardKeyFile: resolve(c.onboardKeyFile),
       insecureSkipVerify: c.insecure,
@@ -137,14 +150,21 @@ function overridesOf(opts: RunScenarioOptions): ScenarioOverrides {
 }
 
 function readExternalTarget(t: Extract<TargetSpec, { kind: 'external' }>): TargetInfo {
-  let rootCaPem: string;
-  try {
-    rootCaPem = readFileSync(t.rootCaFile, 'utf8');
-  } catch (e) {
-    throw new InputError(`controller root CA ${t.rootCaFile}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  if (!rootCaPem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new InputError(`controller root CA ${t.rootCaFile}: not a PEM certificate (no "BEGIN CERTIFICATE" line)`);
+  // '' = no root CA: allowed only without TLS verification (the devices then skip the /certs chain too).
+  let rootCaPem = '';
+  if (t.rootCaFile === undefined) {
+    if (!t.insecureSkipVerify) throw new InputError('--controller needs --root-ca (or --insecure-skip-verify)');
+  } else {
+    try {
+      rootCaPem = readFileSync(t.rootCaFile, 'utf8');
+    } catch (e) {
+      throw new InputError(`controller root CA ${t.rootCaFile}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    if (!rootCaPem.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new InputError(`controller root CA ${t.rootCaFile}: not a PEM certificate (no "BEGIN CERTIFICATE" line)`);
+    }
+    const unparsable = pemCertificateProblem(rootCaPem);
+    if (unparsable) throw new InputError(`controller root CA ${t.rootCaFile}: ${unparsable}`);
   }
   let onboard: { certPem: string; keyPem: string };
   try {
@@ -155,6 +175,8 @@ function readExternalTarget(t: Extract<TargetSpec, { kind: 'external' }>): Targe
   if (!onboard.certPem.includes('-----BEGIN CERTIFICATE-----')) {
     throw new InputError(`onboarding certificate ${t.onboardCertFile}: not a PEM certificate`);
   }
+  const badCert = pemCertificateProblem(onboard.certPem);
+  if (badCert) throw new InputError(`onboarding certificate ${t.onboardCertFile}: ${badCert}`);
   try {
     createPrivateKey(onboard.keyPem);
   } catch (e) {
