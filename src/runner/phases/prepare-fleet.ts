@@ -17,6 +17,9 @@ import { fleetIdProblem, readStateDirFleetId, stateDirFleetId } from '../../iden
 import { loadScenario, type ScenarioOverrides } from '../../scenario/load-scenario.js';
 import { pemCertificateProblem } from '../pem-check.js';
 import { writableDirProblem } from '../writable-dir.js';
+import { workerMemoryProblem } from '../../fleet/worker-memory-budget.js';
+import { MAX_TIMER_MS } from '../../scenario/scenario-limits.js';
+import { formatDuration } from '../../scenario/parse-duration.js';
 import type { TargetSpec } from '../../scenario/scenario-types.js';
 import { FleetAggregate } from '../aggregate.js';
 import { isControllerSide } from '../controller-admin.js';
@@ -68,6 +71,9 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
   if (opts.startAtMs !== undefined) {
     if (!Number.isFinite(opts.startAtMs)) throw new InputError(`--start-at: not a time (got ${opts.startAtMs})`);
     const lateMs = now() - opts.startAtMs;
+    if (-lateMs > MAX_TIMER_MS) {
+      throw new InputError(`--start-at: ${new Date(opts.startAtMs).toISOString()} is more than ${formatDuration(MAX_TIMER_MS)} ahead, the longest timer Node.js can set`);
+    }
     if (lateMs > START_AT_TOLERANCE_MS) {
       throw new InputError(`--start-at: ${new Date(opts.startAtMs).toISOString()} is ${(lateMs / 1000).toFixed(1)} s in the past; give a later time`);
     }
@@ -109,6 +115,9 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
     }
   }
   const plan = planFleet(scenario, shard, workers);
+  const busiest = Math.max(0, ...plan.workers.map((w) => w.count));
+  const memoryBad = workerMemoryProblem(busiest, plan.workers.length);
+  if (memoryBad) throw new InputError(`${opts.devices !== undefined ? '--devices' : scenario.file}: ${memoryBad}`);
   resolveShardThresholdBases(scenario, shard);
   return {
     opts,
