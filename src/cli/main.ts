@@ -73,11 +73,13 @@ await yargs(hideBin(process.argv))
     'run the embedded controller alone in the foreground',
     (y) =>
       y
-        .option('port', { type: 'number', default: 8443 })
-        .option('admin-port', { type: 'number', default: 8444 })
-        .option('state-dir', { type: 'string', default: '.evesim-state/controller' })
-        .option('onboard-ca', { type: 'string', describe: 'PEM of the CA that signs onboarding certificates (repeatable)', array: true })
-        .option('require-pre-registration', { type: 'boolean', default: false }),
+        .option('port', { type: 'number', default: 8443, describe: 'device API port (controller API v2, TLS; /api/v2/edgedevice/...); 0 picks a free one' })
+        .option('admin-port', { type: 'number', default: 8444, describe: 'admin API port (plain HTTP on 127.0.0.1: /admin/stats, /admin/devices, PUT /admin/fleet; what --controller-admin of evesim run names)' })
+        .option('v1-port', { type: 'number', default: 8445, describe: 'controller API v1 port (mutual TLS, /api/v1/edgedevice/..., for groups with api: v1); 0 picks a free one' })
+        .option('state-dir', { type: 'string', default: '.evesim-state/controller', describe: 'directory of the controller PKI (root CA devices must trust) and the onboarding credentials it makes' })
+        .option('onboard-ca', { type: 'string', describe: 'PEM of the CA that signs onboarding certificates (repeatable; default: a CA of its own in --state-dir, whose certificate and key it prints)', array: true })
+        .option('require-pre-registration', { type: 'boolean', default: false, describe: 'refuse (403) a register whose serial the fleet (PUT /admin/fleet) does not list' })
+        .example('$0 controller --state-dir ctl', 'listen on 8443 (v2), 8445 (v1) and 127.0.0.1:8444 (admin); print the root CA and onboarding files for evesim run --controller'),
     async (argv) => {
       process.exitCode = await runControllerCommand(argv);
     },
