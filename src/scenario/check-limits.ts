@@ -70,7 +70,8 @@ function checkArrivalRate(doc: Obj, issues: IssueCollector): void {
   if (perSec > MAX_ARRIVAL_PER_SEC || perSec < slowest) {
     issues.error(
       ['arrival', 'rate'],
-      `must be from 1 per ${formatDuration(MAX_TIMER_MS)} to ${MAX_ARRIVAL_PER_SEC.toLocaleString('en-US')}/s (got ${JSON.stringify(a.rate)}; for every device at once use model: all-at-once)`,
+      `must be from 1 per ${formatDuration(MAX_TIMER_MS)} to ${MAX_ARRIVAL_PER_SEC.toLocaleString('en-US')}/s (got ${JSON.stringify(a.rate)}` +
+        `${perSec > MAX_ARRIVAL_PER_SEC ? '; for every device at once use model: all-at-once' : ''})`,
     );
   }
 }
