@@ -129,6 +129,18 @@ describe('bad command lines: exit 2 and one line naming the flag and what was wr
     expect(r.stdout).not.toContain('onboarded'); // nothing ran
   }, 40_000);
 
+  it('--target embedded replaces a real-controller target (its files are not checked)', async () => {
+    const file = f('external.yaml');
+    writeFileSync(file, 'duration: 1m\ntarget:\n  url: https://controller.example\n  rootCa: missing-root.pem\n  onboardCert: missing.cert.pem\n  onboardKey: missing.key.pem\ngroups:\n  - name: kvm\n    count: 2\n');
+    const without = await evesim(['run', file, '--dry-run']);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain(`evesim: ${file}:4:11: target.rootCa: file "missing-root.pem" does not exist`);
+    const r = await evesim(['run', file, '--dry-run', '--target', 'embedded', '--state-dir', f('state')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('  target: embedded controller\n');
+  }, 40_000);
+
   it('--insecure-skip-verify without --root-ca is taken, with its warnings', async () => {
     const r = await evesim(['run', SMOKE, '--dry-run', '--controller', 'https://127.0.0.1:1', '--insecure-skip-verify', '--onboard-cert', f('onboard.cert.pem'), '--onboard-key', f('onboard.key.pem')]);
     expect(r.code, r.stderr).toBe(0);
