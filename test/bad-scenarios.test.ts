@@ -46,6 +46,7 @@ const EXPECTED: [string, string][] = [
   ["gnss-jitter", "6:56: groups[0].gnss.site.jitter: must be from 0 to 100,000 metres (got 10000000)"],
   ["gnss-outages-every-zero", "7:25: groups[0].gnss.outages.every: must be longer than 0s"],
   ["gnss-site-and-route", "6:7: groups[0].gnss: gnss needs either \"site\" (a fixed place) or \"route\" (a vehicle), not both"],
+  ["gnss-speed-supersonic", "6:98: groups[0].gnss.route.speed: must be from 0 to 1000km/h (277.8m/s) (got \"5000km/h\")"],
   ["gnss-speed-word", "6:98: groups[0].gnss.route.speed: \"fast\" is not a speed; expected e.g. 50km/h or 13.9m/s"],
   ["graceful-stop-no-unit", "2:15: gracefulStop: must be a duration such as 500ms, 90s, 2m or 1h30m (got 15)"],
   ["graceful-stop-past-timer", "2:15: gracefulStop: must be at most 596h31m23.647s, the longest timer Node.js can set (about 24.8 days) (got \"600h\")"],

@@ -7,10 +7,12 @@
 import type { IssueCollector } from './issue-collector.js';
 import { durationOf, formatDuration } from './parse-duration.js';
 import { parseRate } from './parse-rate.js';
+import { parseSpeed } from './lps/build-lps.js';
 import type { PathSegment } from './scenario-error.js';
 import {
   MAX_ARRIVAL_PER_SEC,
   MAX_FLEET_DEVICES,
+  MAX_ROUTE_SPEED_MPS,
   MAX_TIMER_MS,
   MIN_FLOWLOG_INTERVAL_MS,
   NUMBER_LIMITS,
@@ -36,6 +38,16 @@ export function checkLimits(doc: unknown, schema: Schema, issues: IssueCollector
         issues.error(path, `must be from ${limit.min} to ${limit.max.toLocaleString('en-US')} ${limit.unit} (got ${value})`);
       }
     }
+  }
+  for (const { path, value } of valuesAt(doc, ['groups', '*', 'gnss', 'route', 'speed'])) {
+    if (typeof value !== 'number' && typeof value !== 'string') continue;
+    let mps: number;
+    try {
+      mps = parseSpeed(value);
+    } catch {
+      continue; // check-lps words a speed that does not parse
+    }
+    if (mps > MAX_ROUTE_SPEED_MPS) issues.error(path, `must be from 0 to 1000km/h (${MAX_ROUTE_SPEED_MPS.toFixed(1)}m/s) (got ${JSON.stringify(value)})`);
   }
   checkFleetTotal(doc, issues);
   checkArrivalRate(doc, issues);

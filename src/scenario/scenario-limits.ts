@@ -37,6 +37,9 @@ export const NUMBER_LIMITS: readonly NumberLimit[] = [
   { path: ['groups', '*', 'gnss', 'site', 'jitter'], min: 0, max: 100_000, unit: 'metres' },
 ];
 
+/** Fastest GNSS route (1,000 km/h, an airliner): a faster one jumps between fixes, in m/s. */
+export const MAX_ROUTE_SPEED_MPS = 1000 / 3.6;
+
 /** Shortest flow log interval a device can keep (EVE's own is about 120 s). */
 export const MIN_FLOWLOG_INTERVAL_MS = 1000;
 
