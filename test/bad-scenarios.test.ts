@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runValidate } from '../src/cli/validate-command.js';
-import { loadScenario } from '../src/scenario/load-scenario.js';
+import { loadScenario, parseScenario } from '../src/scenario/load-scenario.js';
 import { ScenarioError } from '../src/scenario/scenario-error.js';
 
 const DIR = 'test/fixtures/bad-scenarios';
@@ -70,7 +70,7 @@ const EXPECTED: [string, string][] = [
   ["site-unknown-group", "7:14: sites[0].groups[0]: unknown group \"kvn\" (did you mean \"kvm\"?); groups are kvm"],
   ["target-file-missing", "4:11: target.rootCa: file \"no-such-root.pem\" does not exist (paths are relative to the scenario file)"],
   ["target-ftp-url", "3:8: target.url: must be an http:// or https:// URL (got \"ftp://controller.example\")"],
-  ["target-missing-root-ca", "3:3: target: missing required field \"rootCa\""],
+  ["target-missing-root-ca", "3:3: target: missing required field \"rootCa\" (it may be left out only with insecureSkipVerify: true)"],
   ["threshold-bad-operator", "6:5: thresholds[0]: \"config.p99 ~ 200ms\" is not a threshold; expected <subject>.<stat> <op> <value>, e.g. \"config.p99 < 200ms\""],
   ["threshold-map-without-expression", "6:5: thresholds[0]: missing required field \"threshold\""],
   ["threshold-unknown-group", "6:5: thresholds[0]: \"register.count >= 1 per device of kvn\": unknown group \"kvn\" (did you mean \"kvm\"?); groups are kvm"],
@@ -106,5 +106,25 @@ describe('bad scenario files: one line each, naming file, line, field and the al
     vi.spyOn(console, 'log').mockImplementation(() => {});
     expect(runValidate(file)).toBe(2);
     expect(printed).toEqual([`${file}:${expected}`]);
+  });
+});
+
+describe('what the limits and rules still let through', () => {
+  it('a real-controller target without rootCa, with insecureSkipVerify: true (a warning, no error)', () => {
+    const text = 'duration: 1m\ntarget:\n  url: https://127.0.0.1:8443\n  onboardCert: wrong-type.yaml\n  onboardKey: wrong-type.yaml\n  insecureSkipVerify: true\ngroups: [{ name: a, count: 1 }]\n';
+    const s = parseScenario(text, 'insecure.yaml', {}, { baseDir: 'test/fixtures/scenarios' });
+    expect(s.target).toMatchObject({ kind: 'external', insecureSkipVerify: true });
+    expect(s.target.kind === 'external' && s.target.rootCaFile).toBe(undefined);
+    expect(s.warnings).toEqual(['insecure.yaml:6:3: target.insecureSkipVerify: TLS verification of the controller is OFF']);
+  });
+
+  it('values at the edges of the limits load', () => {
+    const text =
+      'duration: 596h31m23s\ngracefulStop: 596h31m23.647s\narrival: { model: uniform, rate: 100000/s }\n' +
+      'groups:\n  - name: a\n    count: 10000000\n    logs: { linesPerSec: 1000 }\n    flowlog: { interval: 1s }\n    apps: [{ name: w, logLinesPerSec: 1000, flowsPerMessage: 10000 }]\n';
+    const s = parseScenario(text, 'edges.yaml');
+    expect(s.durationMs).toBe(2_147_483_000);
+    expect(s.gracefulStopMs).toBe(2 ** 31 - 1);
+    expect(s.groups[0]!.count).toBe(10_000_000);
   });
 });
