@@ -8,6 +8,7 @@
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +28,14 @@ const good = (over: Record<string, string> = {}): string[] => {
   return Object.entries(flags).flatMap(([k, v]) => [k, v]);
 };
 
-beforeAll(() => {
+/** A port some other server holds for the whole file. */
+let takenPort = 0;
+const holder = createServer();
+afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  takenPort = (holder.address() as AddressInfo).port;
   const pki = loadOrCreateControllerPki(f('pki'));
   writeFileSync(f('root.pem'), pki.root.certPem);
   writeFileSync(f('onboard.cert.pem'), pki.tls.certPem);
@@ -93,6 +101,11 @@ const CASES: Case[] = [
   { name: 'controller with one port for two listeners', args: () => ['controller', '--state-dir', f('ctl'), '--port', '9443', '--v1-port', '9443'], line: 'evesim controller: --port and --v1-port are both 9443; each listener needs its own port' },
   { name: 'controller --onboard-ca that does not exist', args: () => ['controller', '--state-dir', f('ctl'), '--onboard-ca', f('missing-ca.pem')], line: () => `evesim controller: --onboard-ca ${f('missing-ca.pem')}: cannot read (ENOENT)` },
   { name: 'controller --onboard-ca that is not PEM', args: () => ['controller', '--state-dir', f('ctl'), '--onboard-ca', f('not-pem.txt')], line: () => `evesim controller: --onboard-ca ${f('not-pem.txt')}: no complete PEM certificate (a BEGIN CERTIFICATE line without its END line?)` },
+  {
+    name: 'controller --port that another server holds',
+    args: () => ['controller', '--state-dir', f('ctl-busy'), '--port', String(takenPort), '--admin-port', '0', '--v1-port', '0'],
+    line: () => `evesim controller: --port ${takenPort}: cannot listen on 127.0.0.1:${takenPort} (address already in use 127.0.0.1:${takenPort})`,
+  },
   { name: 'controller --state-dir under a file', args: () => ['controller', '--state-dir', f('not-pem.txt/ctl')], line: () => `evesim controller: --state-dir ${f('not-pem.txt/ctl')}: its parent ${f('not-pem.txt')} is not a directory` },
 ];
 
