@@ -92,6 +92,7 @@ const CASES: Case[] = [
   },
   { name: '--workers 0', args: () => ['run', SMOKE, '--dry-run', '--workers', '0'], line: 'evesim: --workers: must be a whole number ≥ 1 (got 0)' },
   { name: '--metrics-port out of range', args: () => ['run', SMOKE, '--dry-run', '--metrics-port', '70000'], line: 'evesim: --metrics-port: 70000 is not a TCP port (0..65535)' },
+  { name: '--metrics-host that is a URL', args: () => ['run', SMOKE, '--dry-run', '--metrics-port', '9464', '--metrics-host', 'http://0.0.0.0'], line: 'evesim: --metrics-host: "http://0.0.0.0" is not an IP address or host name (e.g. 127.0.0.1, 0.0.0.0, ::)' },
   { name: '--summary-json in a directory that does not exist', args: () => ['run', SMOKE, '--dry-run', '--summary-json', f('no/such/dir/s.json')], line: () => `evesim: --summary-json ${f('no/such/dir/s.json')}: directory ${f('no/such/dir')} does not exist or is not writable` },
   { name: '--junit in a directory that does not exist', args: () => ['run', SMOKE, '--dry-run', '--junit', f('nowhere/j.xml')], line: () => `evesim: --junit ${f('nowhere/j.xml')}: directory ${f('nowhere')} does not exist or is not writable` },
   { name: '--state-dir under a file', args: () => ['run', SMOKE, '--dry-run', '--state-dir', f('not-pem.txt/state')], line: () => `evesim: --state-dir ${f('not-pem.txt/state')}: its parent ${f('not-pem.txt')} is not a directory` },

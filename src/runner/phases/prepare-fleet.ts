@@ -6,6 +6,7 @@
 
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
+import { isIP } from 'node:net';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { readOnboardingFiles } from '../../fleet/shard-runner.js';
@@ -82,6 +83,9 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
   if (opts.junit) checkWritableFile(opts.junit, '--junit');
   if (opts.metricsPort !== undefined && (!Number.isInteger(opts.metricsPort) || opts.metricsPort < 0 || opts.metricsPort > 65535)) {
     throw new InputError(`--metrics-port: ${opts.metricsPort} is not a TCP port (0..65535)`);
+  }
+  if (opts.metricsHost !== undefined && isIP(opts.metricsHost) === 0 && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(opts.metricsHost)) {
+    throw new InputError(`--metrics-host: "${opts.metricsHost}" is not an IP address or host name (e.g. 127.0.0.1, 0.0.0.0, ::)`);
   }
   const workerFile = fleetWorkerFile(opts.workerFile);
   const stateDir = resolve(opts.stateDir ?? '.evesim-state');
