@@ -6,7 +6,6 @@
 
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
-import { isIP } from 'node:net';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { readOnboardingFiles } from '../../fleet/shard-runner.js';
@@ -16,6 +15,7 @@ import { planFleet } from '../../fleet/fleet-plan.js';
 import { WHOLE_FLEET, shardProblem } from '../../fleet/fleet-shard.js';
 import { fleetIdProblem, readStateDirFleetId, stateDirFleetId } from '../../identity/fleet-id.js';
 import { loadScenario, type ScenarioOverrides } from '../../scenario/load-scenario.js';
+import { listenHostProblem } from '../listen-host.js';
 import { pemCertificateProblem } from '../pem-check.js';
 import { writableDirProblem } from '../writable-dir.js';
 import { workerMemoryProblem } from '../../fleet/worker-memory-budget.js';
@@ -84,9 +84,8 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
   if (opts.metricsPort !== undefined && (!Number.isInteger(opts.metricsPort) || opts.metricsPort < 0 || opts.metricsPort > 65535)) {
     throw new InputError(`--metrics-port: ${opts.metricsPort} is not a TCP port (0..65535)`);
   }
-  if (opts.metricsHost !== undefined && isIP(opts.metricsHost) === 0 && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(opts.metricsHost)) {
-    throw new InputError(`--metrics-host: "${opts.metricsHost}" is not an IP address or host name (e.g. 127.0.0.1, 0.0.0.0, ::)`);
-  }
+  const hostBad = opts.metricsHost !== undefined ? listenHostProblem(opts.metricsHost) : undefined;
+  if (hostBad) throw new InputError(`--metrics-host: ${hostBad}`);
   const workerFile = fleetWorkerFile(opts.workerFile);
   const stateDir = resolve(opts.stateDir ?? '.evesim-state');
   const stateDirBad = writableDirProblem(stateDir);
