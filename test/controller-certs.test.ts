@@ -10,6 +10,7 @@ import {
   controllerCertConfigHash,
   parseTrustedRoots,
   verifyControllerCerts,
+  UNCHECKED_CHAIN,
   type ControllerCertsProblem,
 } from '../src/protocol/controller-certs.js';
 import { pemSha256, toHex, trimPem } from '../src/protocol/cert-hash.js';
@@ -98,6 +99,13 @@ describe('EVE checks of /certs on the real vector', () => {
     const m = vectorMsg();
     const broken = m.certs!.map((c) => (c.type === T.CERT_TYPE_CONTROLLER_ECDH_EXCHANGE ? { ...c, cert: Buffer.from('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----') } : c));
     expect(problemOf(() => verifyControllerCerts({ certs: broken }, roots, JUNE_2026))).toBe('bad-cert');
+  });
+
+  test('without a root CA (--insecure-skip-verify, no --root-ca) the chain is not checked, validity still is', () => {
+    const noInter = { certs: vectorMsg().certs!.filter((c) => c.type !== T.CERT_TYPE_CONTROLLER_INTERMEDIATE) };
+    expect(problemOf(() => verifyControllerCerts(noInter, roots, JUNE_2026))).toBe('chain');
+    expect(verifyControllerCerts(noInter, UNCHECKED_CHAIN, JUNE_2026).certHashesHex).toHaveLength(noInter.certs.length);
+    expect(problemOf(() => verifyControllerCerts(vectorMsg(), UNCHECKED_CHAIN, Date.parse('2047-01-01T00:00:00Z')))).toBe('chain');
   });
 
   test('an intermediate presented as the leaf is not accepted as the signing cert', () => {

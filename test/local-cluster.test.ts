@@ -98,7 +98,7 @@ describe('local cluster: three shards of the Indexed Job against one evesim cont
 
   beforeAll(async () => {
     // The controller: `evesim controller` in the foreground, on loopback ports it picks.
-    controller = spawn(process.execPath, [CLI, 'controller', '--port', '0', '--admin-port', '0', '--state-dir', join(work, 'controller')], { cwd: work });
+    controller = spawn(process.execPath, [CLI, 'controller', '--port', '0', '--admin-port', '0', '--v1-port', '0', '--state-dir', join(work, 'controller')], { cwd: work });
     const printed = watchLines(controller);
     const [kit, url, adminUrl, rootCa] = await Promise.all([
       printed.first(/--onboard-cert (\S+) --onboard-key (\S+)/, 60_000),

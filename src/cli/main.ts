@@ -5,6 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runValidate } from './validate-command.js';
 import { runRun } from './run-command.js';
+import { RUN_EXAMPLES, groupRunOptions } from './run-option-groups.js';
 import { runControllerCommand } from './controller-command.js';
 import { runDecode } from './decode-command.js';
 import { runLpsCommand } from './lps-command.js';
@@ -18,10 +19,11 @@ await yargs(hideBin(process.argv))
     'run <scenario>',
     'run a scenario against the embedded controller or a real one',
     (y) =>
-      y
+      groupRunOptions(y)
         .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario YAML file' })
+        .option('target', { type: 'string', describe: 'embedded: run against the embedded controller whatever target the scenario names (a real controller: --controller)' })
         .option('controller', { type: 'string', describe: 'URL of a real controller (overrides the scenario target)' })
-        .option('root-ca', { type: 'string', describe: 'PEM file of the controller root CA' })
+        .option('root-ca', { type: 'string', describe: 'PEM file of the controller root CA (optional with --insecure-skip-verify)' })
         .option('onboard-cert', { type: 'string', describe: 'onboarding certificate PEM' })
         .option('onboard-key', { type: 'string', describe: 'onboarding private key PEM' })
         .option('insecure-skip-verify', { type: 'boolean', default: false, describe: 'turn TLS verification off (prints a warning)' })
@@ -47,6 +49,7 @@ await yargs(hideBin(process.argv))
           type: 'string',
           describe: 'FORMAT=TARGET, repeatable: stream the time series while the run goes; jsonl=FILE writes one JSON object per 1 s interval (tail -f friendly)',
         })
+        .option('junit', { type: 'string', describe: 'write the thresholds as JUnit XML to FILE (one test case per threshold; a failure carries the measured value)' })
         .option('record', { type: 'string', describe: 'record every request and response into DIR' })
         .option('state-dir', { type: 'string', describe: 'fleet state directory (identities, controller PKI)' })
         .option('controller-admin', {
@@ -62,7 +65,8 @@ await yargs(hideBin(process.argv))
         .option('start-at', { type: 'string', describe: 'common start time of all shards: ISO-8601 (2026-11-24T22:00:00Z) or +DURATION from process start (+30s); more than 1 s past: exit 2' })
         .option('fleet-id', { type: 'string', describe: 'enters the serials so fleets with one seed never collide; give all shards of a fleet the same (default: made once per state directory)' })
         .option('dry-run', { type: 'boolean', default: false, describe: "check the scenario and flags, print this shard's fleet plan, start nothing" })
-        .option('quiet', { type: 'boolean', default: false, describe: 'no live progress line' }),
+        .option('quiet', { type: 'boolean', default: false, describe: 'no live progress line' })
+        .example(RUN_EXAMPLES),
     async (argv) => {
       process.exitCode = await runRun(argv);
     },
@@ -80,11 +84,13 @@ await yargs(hideBin(process.argv))
     'run the embedded controller alone in the foreground',
     (y) =>
       y
-        .option('port', { type: 'number', default: 8443 })
-        .option('admin-port', { type: 'number', default: 8444 })
-        .option('state-dir', { type: 'string', default: '.evesim-state/controller' })
-        .option('onboard-ca', { type: 'string', describe: 'PEM of the CA that signs onboarding certificates (repeatable)', array: true })
-        .option('require-pre-registration', { type: 'boolean', default: false }),
+        .option('port', { type: 'number', default: 8443, describe: 'device API port (controller API v2, TLS; /api/v2/edgedevice/...); 0 picks a free one' })
+        .option('admin-port', { type: 'number', default: 8444, describe: 'admin API port (plain HTTP on 127.0.0.1: /admin/stats, /admin/devices, PUT /admin/fleet; what --controller-admin of evesim run names)' })
+        .option('v1-port', { type: 'number', default: 8445, describe: 'controller API v1 port (mutual TLS, /api/v1/edgedevice/..., for groups with api: v1); 0 picks a free one' })
+        .option('state-dir', { type: 'string', default: '.evesim-state/controller', describe: 'directory of the controller PKI (root CA devices must trust) and the onboarding credentials it makes' })
+        .option('onboard-ca', { type: 'string', describe: 'PEM of the CA that signs onboarding certificates (repeatable; default: a CA of its own in --state-dir, whose certificate and key it prints)', array: true })
+        .option('require-pre-registration', { type: 'boolean', default: false, describe: 'refuse (403) a register whose serial the fleet (PUT /admin/fleet) does not list' })
+        .example('$0 controller --state-dir ctl', 'listen on 8443 (v2), 8445 (v1) and 127.0.0.1:8444 (admin); print the root CA and onboarding files for evesim run --controller'),
     async (argv) => {
       process.exitCode = await runControllerCommand(argv);
     },

@@ -15,6 +15,8 @@ import { checkOutSpecs, type OutSpec } from '../runner/series/out-spec.js';
 
 export interface RunArgs {
   scenario: string;
+  /** --target embedded: the embedded controller whatever the scenario's target says. */
+  target?: string;
   controller?: string;
   rootCa?: string;
   onboardCert?: string;
@@ -34,6 +36,7 @@ export interface RunArgs {
   report?: string;
   /** --out FORMAT=TARGET, repeatable (series/out-spec.ts). */
   out?: string | (string | number)[];
+  junit?: string;
   record?: string;
   stateDir?: string;
   controllerAdmin?: string;
@@ -75,14 +78,24 @@ export async function runRun(a: RunArgs): Promise<number> {
     console.error(`evesim: ${(e as Error).message}`);
     return 2;
   }
-  let controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+  if (a.target !== undefined) {
+    const problem = targetArgProblem(String(a.target), a.controller !== undefined);
+    if (problem) {
+      console.error(`evesim: --target: ${problem}`);
+      return 2;
+    }
+  }
+  let controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
   if (a.controller !== undefined) {
     const urlProblem = controllerUrlProblem(a.controller);
     if (urlProblem) {
       console.error(`evesim: --controller: ${urlProblem}`);
       return 2;
     }
-    const missing = (['rootCa', 'onboardCert', 'onboardKey'] as const).filter((k) => !a[k]);
+    // Without TLS verification the root CA is optional (the devices then take the controller's
+    // signing certificates unchecked too, and the run says so).
+    const needed = a.insecureSkipVerify ? (['onboardCert', 'onboardKey'] as const) : (['rootCa', 'onboardCert', 'onboardKey'] as const);
+    const missing = needed.filter((k) => !a[k]);
     if (missing.length > 0) {
       const flags = missing.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
       console.error(`evesim: --controller needs ${flags.join(', ')}`);
@@ -90,7 +103,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     }
     controller = {
       url: a.controller,
-      rootCaFile: a.rootCa!,
+      ...(a.rootCa ? { rootCaFile: a.rootCa } : {}),
       onboardCertFile: a.onboardCert!,
       onboardKeyFile: a.onboardKey!,
       insecure: a.insecureSkipVerify,
@@ -121,7 +134,7 @@ async function runWith(
     metricsLingerMs: number;
     shard: FleetShard | undefined;
     startAtMs: number | undefined;
-    controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+    controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
     outputs: OutSpec[];
   },
@@ -140,6 +153,8 @@ async function runWith(
     metricsLingerMs,
     summaryJson: a.summaryJson,
     ...(outputs.length > 0 ? { outputs } : {}),
+    ...(a.junit !== undefined ? { junit: String(a.junit) } : {}),
+    ...(a.target !== undefined ? { targetEmbedded: true as const } : {}),
     recordDir: a.record,
     stateDir: a.stateDir,
     controller,
@@ -177,4 +192,13 @@ export function metricsHostArg(flag: string | undefined, env: NodeJS.ProcessEnv 
   if (flag !== undefined) return flag;
   const fromEnv = env['EVESIM_METRICS_HOST'];
   return fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
+}
+
+/** Why `--target VALUE` cannot be taken (only `embedded` can; a real controller is --controller). */
+export function targetArgProblem(value: string, withController: boolean): string | undefined {
+  if (value !== 'embedded') {
+    return `only "embedded" can be given here (got "${value}"); for a real controller give --controller URL with --root-ca, --onboard-cert and --onboard-key`;
+  }
+  if (withController) return '--target embedded and --controller contradict each other; give one';
+  return undefined;
 }

@@ -49,7 +49,8 @@ export interface DeviceOptions {
   index: number;
   identity: DeviceIdentity;
   behaviour: DeviceBehaviour;
-  /** PEM of the controller root CA the device trusts for /certs chains. */
+  /** PEM of the controller root CA the device trusts for /certs chains; empty: none was given
+   *  (--insecure-skip-verify without --root-ca), the chains are not checked. */
   rootCertPem: string;
   clock: Clock;
   scheduler: Scheduler;

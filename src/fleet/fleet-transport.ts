@@ -35,7 +35,8 @@ export class FleetTransport implements Transport {
   ) {
     this.routes = layout.groups.map((g): Route => (g.api === 'v1' ? 'v1' : g.connection === 'per-device' ? 'v2-per-device' : 'shared'));
     const { target, shard } = task;
-    const common = { caPem: target.rootCaPem, insecureSkipVerify: target.insecure };
+    // No root CA ('': --insecure-skip-verify without --root-ca): TLS is not verified anyway.
+    const common = { ...(target.rootCaPem !== '' ? { caPem: target.rootCaPem } : {}), insecureSkipVerify: target.insecure };
     if (this.routes.includes('shared')) this.shared = new ControllerTransport({ baseUrl: target.url, ...common });
     if (this.routes.includes('v2-per-device')) this.v2PerDevice = new PerDeviceTransport({ baseUrl: target.url, ...common });
     if (this.routes.includes('v1')) {

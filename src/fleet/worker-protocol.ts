@@ -24,7 +24,8 @@ export interface TargetInfo {
   url: string;
   /** Controller API v1 (mutual TLS) base URL for v1 groups; absent: `url` (Adam serves both on one port). */
   v1Url?: string;
-  /** Controller root CA PEM: devices verify /certs chains against it and TLS trusts it. */
+  /** Controller root CA PEM: devices verify /certs chains against it and TLS trusts it; empty when
+   *  none was given (--insecure-skip-verify without --root-ca): neither is then checked. */
   rootCaPem: string;
   /** TLS verification off (explicit, warned about by the runner). */
   insecure: boolean;

@@ -65,9 +65,13 @@ const typeName = (t: number): string => T[t] ?? `type ${t}`;
  * leaf chain to a trusted root through the INTERMEDIATE certs, with validity and serverAuth
  * checked as Go's x509 Verify does by default.
  */
+/** The roots a device holds, or UNCHECKED_CHAIN: no root CA was given (`--insecure-skip-verify`
+ *  without `--root-ca`), so signatures and validity are still checked but not the chain. */
+export const UNCHECKED_CHAIN = 'unchecked-chain';
+
 export function verifyControllerCerts(
   msg: certs.ZControllerCert,
-  roots: X509Certificate[],
+  roots: X509Certificate[] | typeof UNCHECKED_CHAIN,
   nowMs: number,
 ): TrustedControllerCerts {
   const list = msg.certs ?? [];
@@ -131,9 +135,10 @@ function noIssuerText(what: string, cert: X509Certificate, intermediates: number
 }
 
 /** Walks leaf → intermediates → a trusted root, checking signatures, CA flags, validity and EKU. */
-function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], roots: X509Certificate[], nowMs: number, what: string): void {
+function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], roots: X509Certificate[] | typeof UNCHECKED_CHAIN, nowMs: number, what: string): void {
   checkValidity(leaf, nowMs, what);
   if (!allowsServerAuth(leaf)) throw new ControllerCertsError('chain', `${what}: extended key usage does not allow serverAuth`);
+  if (roots === UNCHECKED_CHAIN) return;
   const issuedBy = (child: X509Certificate, parent: X509Certificate): boolean => {
     try {
       return child.checkIssued(parent) && child.verify(parent.publicKey);

@@ -33,12 +33,16 @@ export interface RunScenarioOptions {
   summaryJson?: string;
   /** --out FORMAT=TARGET (series/out-spec.ts): where the time series is streamed while the run goes. */
   outputs?: import('./series/out-spec.js').OutSpec[];
+  /** --junit: the thresholds as JUnit XML (runner/junit.ts) to FILE, for CI. */
+  junit?: string;
   /** --record: every exchange goes to DIR/worker-<n>/. */
   recordDir?: string;
   /** Fleet state (identities, controller PKI); default .evesim-state in the current directory. */
   stateDir?: string;
   /** A real controller instead of the scenario's target. */
-  controller?: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean };
+  controller?: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean };
+  /** --target embedded: the embedded controller whatever the scenario's target (its files unchecked). */
+  targetEmbedded?: true;
   /** --shard i/n: run only the fleet indices ≡ i (mod n) of the fleet (after `devices`); default 0/1. */
   shard?: FleetShard;
   /** --start-at: the common start instant of the run, epoch ms (every shard given the same one

@@ -23,7 +23,7 @@ export interface ScenarioDocument {
   gracefulStop?: string;
   target?:
     | 'embedded'
-    | { url: string; v1Url?: string; rootCa: string; onboardCert: string; onboardKey: string; insecureSkipVerify?: boolean };
+    | { url: string; v1Url?: string; rootCa?: string; onboardCert: string; onboardKey: string; insecureSkipVerify?: boolean };
   groups: GroupDocument[];
   arrival?: { model: ArrivalSpec['model']; rate?: string | number; over?: string };
   timeline?: (Record<string, unknown> & { at: string; action: TimelineAction['action'] })[];
@@ -125,7 +125,7 @@ function buildTarget(t: ScenarioDocument['target'], baseDir: string): TargetSpec
   return {
     kind: 'external',
     url: t.url,
-    rootCaFile: resolve(baseDir, t.rootCa),
+    ...(t.rootCa !== undefined ? { rootCaFile: resolve(baseDir, t.rootCa) } : {}),
     onboardCertFile: resolve(baseDir, t.onboardCert),
     onboardKeyFile: resolve(baseDir, t.onboardKey),
     ...(t.v1Url !== undefined ? { v1Url: t.v1Url } : {}),

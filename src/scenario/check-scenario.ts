@@ -186,6 +186,8 @@ function checkTarget(target: unknown, issues: IssueCollector, opts: CheckOptions
   }
   if (target.insecureSkipVerify === true) {
     issues.warn(['target', 'insecureSkipVerify'], 'TLS verification of the controller is OFF', { at: 'key' });
+  } else if (target.rootCa === undefined) {
+    issues.error(['target'], 'missing required field "rootCa" (it may be left out only with insecureSkipVerify: true)', { dedupe: false });
   }
   if (!opts.checkTargetFiles) return;
   for (const field of ['rootCa', 'onboardCert', 'onboardKey']) {

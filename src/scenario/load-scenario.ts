@@ -7,6 +7,9 @@ import { dirname, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { buildScenario, type ScenarioDocument } from './build-scenario.js';
 import { checkScenario } from './check-scenario.js';
+import { checkLimits } from './check-limits.js';
+import { MAX_FLEET_DEVICES, MAX_TIMER_MS } from './scenario-limits.js';
+import { SCENARIO_SCHEMA } from './scenario-schema.js';
 import { IssueCollector } from './issue-collector.js';
 import { formatDuration } from './parse-duration.js';
 import { scaleGroupCounts } from './scale-groups.js';
@@ -97,6 +100,7 @@ export function parseScenario(
   const baseDir = opts.baseDir ?? process.cwd();
   validateSchema(plain, issues);
   checkScenario(plain, issues, { baseDir, checkTargetFiles: overrides.target === undefined });
+  checkLimits(plain, SCENARIO_SCHEMA, issues);
   if (issues.errors.length > 0) throw new ScenarioError(issues.sorted(issues.errors));
 
   const { scenario, arrivalOverMs } = buildScenario(plain as ScenarioDocument, file, baseDir);
@@ -124,6 +128,8 @@ function applyOverrides(scenario: Scenario, o: ScenarioOverrides, issues: IssueC
   if (o.devices !== undefined) {
     if (!Number.isInteger(o.devices) || o.devices < 1) {
       issues.errorOutsideFile('--devices', `must be an integer ≥ 1 (got ${o.devices})`);
+    } else if (o.devices > MAX_FLEET_DEVICES) {
+      issues.errorOutsideFile('--devices', `must be from 1 to ${MAX_FLEET_DEVICES}, the most devices of one fleet (got ${o.devices})`);
     } else if (o.devices < scenario.groups.length) {
       issues.errorOutsideFile(
         '--devices',
@@ -135,6 +141,12 @@ function applyOverrides(scenario: Scenario, o: ScenarioOverrides, issues: IssueC
         o.devices,
       );
       scenario.groups.forEach((g, i) => (g.count = counts[i]));
+    }
+  }
+  for (const [flag, ms] of [['--arrival-over', o.arrivalOverMs], ['--duration', o.durationMs], ['--graceful-stop', o.gracefulStopMs]] as const) {
+    if (ms !== undefined && ms > MAX_TIMER_MS) {
+      issues.errorOutsideFile(flag, `must be at most ${formatDuration(MAX_TIMER_MS)}, the longest timer Node.js can set (got ${formatDuration(ms)})`);
+      return;
     }
   }
   if (o.arrivalOverMs !== undefined) {

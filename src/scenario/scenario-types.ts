@@ -39,7 +39,8 @@ export type TargetSpec =
       kind: 'external';
       /** e.g. https://127.0.0.1:8443 */
       url: string;
-      rootCaFile: string;
+      /** Absent only with insecureSkipVerify (`--insecure-skip-verify` without `--root-ca`). */
+      rootCaFile?: string;
       onboardCertFile: string;
       onboardKeyFile: string;
       /** Controller API v1 (mutual TLS) base URL when it is not `url` (Adam serves both on one port). */

@@ -9,6 +9,7 @@ import { createHash, type X509Certificate } from 'node:crypto';
 import {
   ControllerCertsError,
   parseTrustedRoots,
+  UNCHECKED_CHAIN,
   verifyControllerCerts,
   type TrustedControllerCerts,
 } from '../../protocol/controller-certs.js';
@@ -63,7 +64,8 @@ function verifyCertsBody(body: Uint8Array, rootPem: string, now: Millis): Verifi
   const key = `${rootPem.length}:${createHash('sha256').update(rootPem).update(body).digest('base64')}`;
   const cached = verifiedCache.get(key);
   if (cached) return cached;
-  const roots = trustedRoots(rootPem);
+  // No root CA given (--insecure-skip-verify without --root-ca): the chain cannot be checked.
+  const roots = rootPem === '' ? UNCHECKED_CHAIN : trustedRoots(rootPem);
   let enveloped: unknown;
   try {
     const payload = openUnverified(body).payload;

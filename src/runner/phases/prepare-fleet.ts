@@ -15,6 +15,12 @@ import { planFleet } from '../../fleet/fleet-plan.js';
 import { WHOLE_FLEET, shardProblem } from '../../fleet/fleet-shard.js';
 import { fleetIdProblem, readStateDirFleetId, stateDirFleetId } from '../../identity/fleet-id.js';
 import { loadScenario, type ScenarioOverrides } from '../../scenario/load-scenario.js';
+import { listenHostProblem } from '../listen-host.js';
+import { pemCertificateProblem } from '../pem-check.js';
+import { writableDirProblem } from '../writable-dir.js';
+import { workerMemoryProblem } from '../../fleet/worker-memory-budget.js';
+import { MAX_TIMER_MS } from '../../scenario/scenario-limits.js';
+import { formatDuration } from '../../scenario/parse-duration.js';
 import type { TargetSpec } from '../../scenario/scenario-types.js';
 import { FleetAggregate } from '../aggregate.js';
 import { isControllerSide } from '../controller-admin.js';
@@ -67,6 +73,9 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
   if (opts.startAtMs !== undefined) {
     if (!Number.isFinite(opts.startAtMs)) throw new InputError(`--start-at: not a time (got ${opts.startAtMs})`);
     const lateMs = now() - opts.startAtMs;
+    if (-lateMs > MAX_TIMER_MS) {
+      throw new InputError(`--start-at: ${new Date(opts.startAtMs).toISOString()} is more than ${formatDuration(MAX_TIMER_MS)} ahead, the longest timer Node.js can set`);
+    }
     if (lateMs > START_AT_TOLERANCE_MS) {
       throw new InputError(`--start-at: ${new Date(opts.startAtMs).toISOString()} is ${(lateMs / 1000).toFixed(1)} s in the past; give a later time`);
     }
@@ -76,14 +85,26 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
     const bad = outTargetProblem(o);
     if (bad) throw new InputError(bad);
   }
+  if (opts.junit) checkWritableFile(opts.junit, '--junit');
   if (opts.metricsPort !== undefined && (!Number.isInteger(opts.metricsPort) || opts.metricsPort < 0 || opts.metricsPort > 65535)) {
     throw new InputError(`--metrics-port: ${opts.metricsPort} is not a TCP port (0..65535)`);
   }
+  const hostBad = opts.metricsHost !== undefined ? listenHostProblem(opts.metricsHost) : undefined;
+  if (hostBad) throw new InputError(`--metrics-host: ${hostBad}`);
   const workerFile = fleetWorkerFile(opts.workerFile);
   const stateDir = resolve(opts.stateDir ?? '.evesim-state');
+  const stateDirBad = writableDirProblem(stateDir);
+  if (stateDirBad) throw new InputError(`--state-dir ${stateDir}: ${stateDirBad}`);
+  if (opts.recordDir) {
+    const recordBad = writableDirProblem(opts.recordDir);
+    if (recordBad) throw new InputError(`--record ${opts.recordDir}: ${recordBad}`);
+  }
   const external = scenario.target.kind === 'external' ? readExternalTarget(scenario.target) : undefined;
   if (scenario.target.kind === 'external' && scenario.target.insecureSkipVerify) {
     err('evesim: WARNING: TLS verification of the controller is OFF (--insecure-skip-verify); anyone on the path can impersonate it\n');
+    if (scenario.target.rootCaFile === undefined) {
+      err("evesim: WARNING: no --root-ca: the devices take the controller's signing certificates without checking their chain\n");
+    }
   }
   if (opts.controllerAdmin && !external) throw new InputError('--controller-admin: needs --controller (the admin API of that controller)');
   const skippedActions = external && !opts.controllerAdmin ? scenario.timeline.filter(isControllerSide) : [];
@@ -102,6 +123,9 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
     }
   }
   const plan = planFleet(scenario, shard, workers);
+  const busiest = Math.max(0, ...plan.workers.map((w) => w.count));
+  const memoryBad = workerMemoryProblem(busiest, plan.workers.length);
+  if (memoryBad) throw new InputError(`${opts.devices !== undefined ? '--devices' : scenario.file}: ${memoryBad}`);
   resolveShardThresholdBases(scenario, shard);
   return {
     opts,
@@ -127,12 +151,13 @@ function overridesOf(opts: RunScenarioOptions): ScenarioOverrides {
   if (opts.arrivalOverMs !== undefined) overrides.arrivalOverMs = opts.arrivalOverMs;
   if (opts.gracefulStopMs !== undefined) overrides.gracefulStopMs = opts.gracefulStopMs;
   if (opts.seed !== undefined) overrides.seed = opts.seed;
+  if (opts.targetEmbedded) overrides.target = { kind: 'embedded' };
   if (opts.controller) {
     const c = opts.controller;
     overrides.target = {
       kind: 'external',
       url: c.url,
-      rootCaFile: resolve(c.rootCaFile),
+      ...(c.rootCaFile !== undefined ? { rootCaFile: resolve(c.rootCaFile) } : {}),
       onboardCertFile: resolve(c.onboardCertFile),
       onboardKeyFile: resolve(c.onboardKeyFile),
       insecureSkipVerify: c.insecure,
@@ -142,14 +167,21 @@ function overridesOf(opts: RunScenarioOptions): ScenarioOverrides {
 }
 
 function readExternalTarget(t: Extract<TargetSpec, { kind: 'external' }>): TargetInfo {
-  let rootCaPem: string;
-  try {
-    rootCaPem = readFileSync(t.rootCaFile, 'utf8');
-  } catch (e) {
-    throw new InputError(`controller root CA ${t.rootCaFile}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  if (!rootCaPem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new InputError(`controller root CA ${t.rootCaFile}: not a PEM certificate (no "BEGIN CERTIFICATE" line)`);
+  // '' = no root CA: allowed only without TLS verification (the devices then skip the /certs chain too).
+  let rootCaPem = '';
+  if (t.rootCaFile === undefined) {
+    if (!t.insecureSkipVerify) throw new InputError('--controller needs --root-ca (or --insecure-skip-verify)');
+  } else {
+    try {
+      rootCaPem = readFileSync(t.rootCaFile, 'utf8');
+    } catch (e) {
+      throw new InputError(`controller root CA ${t.rootCaFile}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    if (!rootCaPem.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new InputError(`controller root CA ${t.rootCaFile}: not a PEM certificate (no "BEGIN CERTIFICATE" line)`);
+    }
+    const unparsable = pemCertificateProblem(rootCaPem);
+    if (unparsable) throw new InputError(`controller root CA ${t.rootCaFile}: ${unparsable}`);
   }
   let onboard: { certPem: string; keyPem: string };
   try {
@@ -160,6 +192,8 @@ function readExternalTarget(t: Extract<TargetSpec, { kind: 'external' }>): Targe
   if (!onboard.certPem.includes('-----BEGIN CERTIFICATE-----')) {
     throw new InputError(`onboarding certificate ${t.onboardCertFile}: not a PEM certificate`);
   }
+  const badCert = pemCertificateProblem(onboard.certPem);
+  if (badCert) throw new InputError(`onboarding certificate ${t.onboardCertFile}: ${badCert}`);
   try {
     createPrivateKey(onboard.keyPem);
   } catch (e) {

@@ -4,7 +4,7 @@
 // map to the embedded controller (groups as the capabilities amend them) and tells the
 // capabilities. The workers then wait for 'go' (run-timeline.ts).
 
-import os from 'node:os';
+import { workerHeapLimitMb } from '../../fleet/worker-memory-budget.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
@@ -139,7 +139,3 @@ export function broadcast(ports: readonly MessagePort[], msg: MainToWorker): voi
   }
 }
 
-function workerHeapLimitMb(workers: number): number {
-  const share = Math.floor((os.totalmem() / 2 ** 20) * 0.75 / workers);
-  return Math.min(16_384, Math.max(512, share));
-}

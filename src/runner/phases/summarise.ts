@@ -4,9 +4,11 @@
 // died.
 
 import { judgeSaturation } from '../saturation-verdict.js';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
+import { renderJUnit } from '../junit.js';
 import { renderReport } from '../report-table.js';
 import type { RunScenarioResult } from '../run-options.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
@@ -63,5 +65,6 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
   if (shard.count > 1) out(`evesim: shard ${shard.index}/${shard.count}: ${shardDevices} of ${fleetDevices} devices, fleet id ${ctx.fleetId}; figures and thresholds are this shard's\n`);
   out(renderReport(summary));
   if (opts.summaryJson) writeSummaryJson(opts.summaryJson, summary);
+  if (opts.junit) writeFileSync(opts.junit, renderJUnit(summary));
   return { exitCode, summary };
 }

@@ -131,7 +131,8 @@ function checkWindow(w: Obj, path: (string | number)[], issues: IssueCollector):
   const every = durationOf(w.every);
   const lasting = durationOf(w.lasting);
   if (every === 0) issues.error([...path, 'every'], 'must be longer than 0s');
-  if (every !== undefined && lasting !== undefined && lasting >= every) {
+  // every 0 is reported above; "lasting must be shorter than 0s" would only repeat it.
+  if (every !== undefined && every > 0 && lasting !== undefined && lasting >= every) {
     issues.error([...path, 'lasting'], `must be shorter than "every" (${String(w.every)})`);
   }
 }
