@@ -13,6 +13,7 @@ import { createPrivateKey } from 'node:crypto';
 import { join } from 'node:path';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
 import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
+import { DeviceStateStore } from './device-state-store.js';
 import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/core/seeded-rng.js';
@@ -114,6 +115,10 @@ export class ShardRunner {
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
+  /** What the devices keep on disk (absent without a state directory). */
+  private diskStates: DeviceStateStore | undefined;
+  /** Devices brought back from the state of a run that was cut off. */
+  private resumed = 0;
 
   constructor(
     private readonly task: ShardTask,
@@ -173,6 +178,9 @@ export class ShardRunner {
     }
     onProgress?.(n, n);
     store.release();
+    if (stateDir !== undefined) {
+      this.diskStates = DeviceStateStore.open({ stateDir, seed: scenario.seed, ...(this.task.fleetId !== undefined ? { fleetId: this.task.fleetId } : {}), rootCaPem: this.task.target.rootCaPem });
+    }
     const tpm = await this.prepareTpms();
     // Opened before the run so a directory that already holds a recording stops the start.
     if (this.task.recordDir) this.record = await RecordWriter.open(join(this.task.recordDir, `worker-${this.task.workerId}`));
@@ -290,6 +298,7 @@ export class ShardRunner {
     }
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
+    await this.closeDiskStates();
     const loop = this.loop.summary();
     this.loop.stop();
     return {
@@ -310,7 +319,27 @@ export class ShardRunner {
         ...(this.memorySampleState ? { atSample: this.memorySampleState } : {}),
       },
       ...(recordStats ? { record: recordStats } : {}),
+      ...(this.resumed > 0 ? { resumed: this.resumed } : {}),
     };
+  }
+
+  /** The run ended (not cut off): the devices' saved states are forgotten, so the next run starts a new session. */
+  private async closeDiskStates(): Promise<void> {
+    const disk = this.diskStates;
+    if (!disk) return;
+    this.diskStates = undefined;
+    try {
+      const indices: number[] = [];
+      for (let local = 0; local < this.size; local++) indices.push(this.indexOf(local));
+      await disk.forget(indices);
+    } finally {
+      await disk.close();
+    }
+  }
+
+  /** Devices brought back from a cut-off run's state so far. */
+  get resumedDevices(): number {
+    return this.resumed;
   }
 
   /** Waits until `at` on the clock, or until stop() or endRunPhase(). */
@@ -428,6 +457,8 @@ export class ShardRunner {
     const index = this.indexOf(local);
     const identity = this.identities[local]!;
     const g = this.layout.groupOf(index);
+    const disk = this.diskStates;
+    const resume = disk?.get(index);
     const opts: DeviceOptions = {
       index,
       identity,
@@ -441,7 +472,10 @@ export class ShardRunner {
       onFinding: this.onFinding,
       ...(this.tpms[local] ? { tpm: this.tpms[local] } : {}),
       lps: this.lpsFleet.portsFor(index),
+      ...(resume ? { resume } : {}),
+      ...(disk ? { onDiskStateChange: (state) => disk.put(index, state) } : {}),
     };
+    if (resume) this.resumed++;
     try {
       const device = this.deps.createDevice(opts);
       this.devices[local] = device;

@@ -108,6 +108,8 @@ export interface SavedActivity {
   apiMask: number;
   lastRequestedConfigHash?: string;
   lastServedConfigHash?: string;
+  lastBootReason?: number;
+  restartCounter?: number;
 }
 
 export function saveActivity(d: DeviceRecord): SavedActivity {
@@ -116,6 +118,8 @@ export function saveActivity(d: DeviceRecord): SavedActivity {
     apiMask: d.apiMask,
     ...(d.lastRequestedConfigHash !== undefined ? { lastRequestedConfigHash: d.lastRequestedConfigHash } : {}),
     ...(d.lastServedConfigHash !== undefined ? { lastServedConfigHash: d.lastServedConfigHash } : {}),
+    ...(d.lastBootReason !== undefined ? { lastBootReason: d.lastBootReason } : {}),
+    ...(d.restartCounter !== undefined ? { restartCounter: d.restartCounter } : {}),
   };
 }
 
@@ -124,6 +128,8 @@ export function restoreActivity(d: DeviceRecord, s: SavedActivity): void {
   d.apiMask = s.apiMask;
   d.lastRequestedConfigHash = s.lastRequestedConfigHash;
   d.lastServedConfigHash = s.lastServedConfigHash;
+  d.lastBootReason = s.lastBootReason;
+  d.restartCounter = s.restartCounter;
 }
 
 /**
