@@ -13,6 +13,7 @@ import { createPrivateKey } from 'node:crypto';
 import { join } from 'node:path';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
 import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
+import { DeviceHealth } from './device-health.js';
 import { DeviceStateStore } from './device-state-store.js';
 import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
@@ -84,6 +85,8 @@ export class ShardRunner {
   private readonly layout: FleetLayout;
   private readonly clock: Clock;
   private readonly recorder = new MetricRecorder({ maxFindingSamples: 50 });
+  /** Devices healthy / failing now, by their last controller answer. */
+  private readonly health = new DeviceHealth();
   private readonly scheduler: HeapScheduler;
   private identities: DeviceIdentity[] = [];
   /** TPM material of each local device that has a TPM. */
@@ -241,7 +244,7 @@ export class ShardRunner {
       const pool = inner.stats?.();
       return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
     };
-    const transport = new TimedTransport(inner, this.clock, [this.recorder]);
+    const transport = new TimedTransport(inner, this.clock, [this.recorder, this.health]);
     const record = this.record;
     if (record) {
       transport.addObserver(record);
@@ -490,6 +493,7 @@ export class ShardRunner {
 
   private onStateChange(local: number, from: DeviceLifecycle, to: DeviceLifecycle): void {
     this.recorder.onStateChange(from, to);
+    if (to === 'idle' || to === 'stopped') this.health.forget(this.indexOf(local));
     if (to === 'onboarded' && this.everOnboarded[local] === 0) {
       this.everOnboarded[local] = 1;
       this.onboardedEver++;
@@ -556,6 +560,7 @@ export class ShardRunner {
       ...r,
       lifecycle: { ...emptyLifecycleCounts(), ...this.recorder.lifecycle },
       onboardedEver: this.onboardedEver,
+      health: this.health.counts(),
       onboardedEverByApi: { ...this.onboardedByApi },
       started: this.started,
       shardSize: this.size,

@@ -5,7 +5,7 @@
 // last reported. A generator killed in the middle of a run brings its devices back from it as
 // after a power failure: no new onboarding, same UUID, boot reason POWER_FAIL.
 
-import type { LpsPersistedState } from '../lps/lps-agent.js';
+import type { LpsPersistedState } from '../lps/lps-persisted-state.js';
 
 export interface DeviceDiskState {
   /** Layout version of this record. */
