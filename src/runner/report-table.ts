@@ -1,6 +1,7 @@
 // The end-of-run text report: per-endpoint table, devices, undelivered messages, findings,
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
+import { registerConflictLine } from './register-conflicts.js';
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, GeneratorHealth, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './format-values.js';
@@ -172,6 +173,7 @@ function factLines(s: RunSummary): string[] {
     ...(s.drain ? [drainLine(s.drain)] : []),
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
     `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
+    ...(s.registerConflicts ? [registerConflictLine(s.registerConflicts)] : []),
   ];
 }
 

@@ -96,6 +96,8 @@ export interface RunSummary {
   undelivered: { info: number; logs: number; flowlog: number; total: number };
   /** Problems devices found in the controller's answers (bad signature, undecodable body, ...). */
   findings: { total: number; byKind: Record<string, number> };
+  /** /register answered 409 for most devices, with the likely cause (register-conflicts.ts). */
+  registerConflicts?: import('./register-conflicts.js').RegisterConflicts;
   /** Expected rejections by endpoint, status and reason (e.g. config 403 "before-attestation"). */
   expected?: { total: number; rejections: ExpectedRejection[] };
   /** The graceful stop after the planned duration: devices stopped producing and delivered what
