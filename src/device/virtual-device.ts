@@ -123,7 +123,8 @@ export class VirtualDevice {
     this.deviceUuid = r.uuid;
     this.restartCounter = r.restartCounter;
     this.rebooting = 'power-fail';
-    this.lastRebootReason = r.lastRebootReason;
+    // Nothing was recorded before the power went: EVE synthesizes "device powered off" (§13.5).
+    this.lastRebootReason = 'Power failure (simulated)';
     this.lastRebootTime = r.lastRebootTime;
     this.configState.rebootCounter = r.rebootCounter;
     this.configState.shutdownCounter = r.shutdownCounter;
