@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const SCENARIO = `name: conflicts
 seed: 77
-duration: 6s
+duration: 8s
 gracefulStop: 0s
 target: embedded
 arrival: {model: uniform, over: 1s}
@@ -63,12 +63,13 @@ describe('register conflicts', () => {
       // Own state directories, own fleet ids: no conflict.
       for (const s of ['a', 'b']) {
         const { summary, out } = await runOnce(s);
-        expect(summary.devices.onboarded).toBe(4);
+        expect(summary.endpoints.register?.byStatus['201']).toBe(4);
+        expect(summary.endpoints.register?.byStatus['409']).toBeUndefined();
         expect(summary.registerConflicts).toBeUndefined();
         expect(out).not.toContain('register answered 409');
       }
       // Two more state directories given one fleet id: the second meets the first's serials.
-      expect((await runOnce('c', 'shared')).summary.devices.onboarded).toBe(4);
+      expect((await runOnce('c', 'shared')).summary.endpoints.register?.byStatus['201']).toBe(4);
       const { summary, out } = await runOnce('d', 'shared');
       expect(summary.endpoints.register?.byStatus['409']).toBeGreaterThanOrEqual(4);
       expect(summary.registerConflicts).toMatchObject({ devices: 4, cause: LIKELY_CAUSE });
