@@ -253,16 +253,21 @@ describe('virtual device configuration (§3)', () => {
     expect(after.some((m) => m.niinfo?.networkID === 'aaaaaaaa-0000-4000-8000-000000000001')).toBe(true);
   });
 
-  it('looks the UUID up again after config 404, at most every 10 minutes', async () => {
+  it('looks the UUID up again after config 404, at most every 10 minutes and not in the first 10 after boot', async () => {
     const r = rig();
     await onboard(r);
     const uuids = r.controller.of('uuid').length;
+    const onboardedAt = r.controller.of('uuid')[uuids - 1]!.at;
     r.controller.hook = (q) => (q.endpoint === 'config' ? { status: 404, headers: {}, body: new Uint8Array(0) } : undefined);
-    await r.time.advance(15 * 60_000);
+    await r.time.advance(25 * 60_000);
     const again = r.controller.of('uuid').slice(uuids);
     expect(again).toHaveLength(2);
+    // EVE's lastDevUUIDChange starts at zedagent's start: no lookup in the first 10 minutes (§13.5).
+    expect(again[0]!.at - onboardedAt).toBeGreaterThanOrEqual(10 * 60_000);
     expect(again[1]!.at - again[0]!.at).toBeGreaterThanOrEqual(10 * 60_000);
     expect(r.device.uuid).toBe(r.controller.deviceUuid);
+    // A device that has a UUID never registers again on its own (§13.5): one /register, at onboarding.
+    expect(r.controller.of('register')).toHaveLength(1);
   });
 
   it('publishes ZInfoDevice every [0.8, 1.2] × timer.deviceinfo.interval', async () => {

@@ -268,7 +268,7 @@ export interface Rig {
   lifecycle: DeviceLifecycle[];
 }
 
-export function rig(over: { behaviour?: Partial<DeviceBehaviour>; seed?: number } = {}): Rig {
+export function rig(over: { behaviour?: Partial<DeviceBehaviour>; seed?: number; options?: Partial<DeviceOptions> } = {}): Rig {
   const { pki, identity } = fixtures();
   const time = new FakeTime();
   const controller = new FakeController(time, pki, identity);
@@ -285,6 +285,7 @@ export function rig(over: { behaviour?: Partial<DeviceBehaviour>; seed?: number 
     rng: SeededRng.create(over.seed ?? 7, 0, 'device'),
     onFinding: (f) => findings.push(f),
     onStateChange: (_from, to) => lifecycle.push(to),
+    ...over.options,
   };
   return { time, controller, device: new VirtualDevice(opts), findings, lifecycle };
 }

@@ -52,6 +52,24 @@ describe('progress line', () => {
     ).toBe('0:00/0:01  onboarded 0/1  0 req/s  errors 0  config p99 12.5 s  loop lag p99 0.4 ms (w0)');
   });
 
+  it('says how many onboarded devices are healthy and failing now, so a refused fleet does not read as fine', () => {
+    expect(
+      formatProgressLine({
+        elapsedMs: 30_000,
+        durationMs: 60_000,
+        onboarded: 100,
+        totalDevices: 100,
+        healthy: 0,
+        failing: 100,
+        reqPerSec: 50,
+        errors: 900,
+        configP99Ms: 3,
+        worstLoopLagMs: 1,
+        worstLoopWorker: 0,
+      }),
+    ).toBe('0:30/1:00  onboarded 100/100 (now healthy 0, failing 100)  50 req/s  errors 900  config p99 3.0 ms  loop lag p99 1.0 ms (w0)');
+  });
+
   it('computes figures from the aggregate and prints plain lines when not a TTY', () => {
     const agg = new FleetAggregate();
     let now = 1_000_000;

@@ -1,6 +1,7 @@
 // What a virtual device is told when it is created. Plain data (structured-clone safe) except the
 // ports, so a shard can build it from the scenario in a worker thread.
 
+import type { DeviceDiskState } from './lifecycle/device-disk-state.js';
 import type { DeviceIdentity } from '../identity/device-identity.js';
 import type { DeviceLpsPorts } from './lps/lps-ports.js';
 import type { Clock, Rng, Scheduler, Transport } from './ports.js';
@@ -64,6 +65,11 @@ export interface DeviceOptions {
   tpm?: DeviceTpm;
   /** Local profile server client and radio models (lps/lps-wiring.ts); absent: the device ignores local_profile_server. */
   lps?: DeviceLpsPorts;
+  /** What the device kept on disk in a run that was cut off (lifecycle/device-disk-state.ts):
+   *  it boots from it as after a power failure instead of onboarding. */
+  resume?: DeviceDiskState;
+  /** Called whenever what the device keeps on disk changed (the fleet writes it to the state directory). */
+  onDiskStateChange?: (state: DeviceDiskState) => void;
 }
 
 /** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */

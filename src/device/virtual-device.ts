@@ -32,6 +32,7 @@ import { MetricsReporter } from './telemetry/metrics-reporter.js';
 import { Onboarding } from './lifecycle/onboarding.js';
 import type { Millis } from './ports.js';
 import { DeviceLps } from './lps/lps-wiring.js';
+import type { DeviceDiskState } from './lifecycle/device-disk-state.js';
 import { Msg } from '../protocol/messages.js';
 
 /** After a reboot command EVE reports REBOOTING and gives its agents a moment before going down. */
@@ -111,6 +112,55 @@ export class VirtualDevice {
     this.deviceInfoTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.periodicDeviceInfo()));
     this.rebootTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.rebootStep()));
     this.lps = opts.lps ? new DeviceLps(this, opts.lps) : undefined;
+    if (opts.resume) this.resumeFrom(opts.resume);
+  }
+
+  /**
+   * Brought back from disk after the generator was cut off (SIGKILL, crash): the device was
+   * onboarded and lost power. It keeps what EVE keeps in /persist and boots with POWER_FAIL.
+   */
+  private resumeFrom(r: DeviceDiskState): void {
+    this.deviceUuid = r.uuid;
+    this.restartCounter = r.restartCounter;
+    this.rebooting = 'power-fail';
+    // Nothing was recorded before the power went: EVE synthesizes "device powered off" (§13.5).
+    this.lastRebootReason = 'Power failure (simulated)';
+    this.lastRebootTime = r.lastRebootTime;
+    this.configState.rebootCounter = r.rebootCounter;
+    this.configState.shutdownCounter = r.shutdownCounter;
+    if (r.lps) this.lps?.resumeFrom(r.lps);
+  }
+
+  /** What the device keeps on disk now (undefined before it has a UUID: nothing to come back to). */
+  diskState(): DeviceDiskState | undefined {
+    if (this.deviceUuid === '') return undefined;
+    const cs = this.configState;
+    const lps = this.lps?.diskState();
+    const apps = this.appStates();
+    return {
+      v: 1,
+      uuid: this.deviceUuid,
+      restartCounter: this.restartCounter,
+      ...(this.lastRebootReason !== undefined ? { lastRebootReason: this.lastRebootReason } : {}),
+      ...(this.lastRebootTime !== undefined ? { lastRebootTime: this.lastRebootTime } : {}),
+      ...(cs.rebootCounter !== undefined ? { rebootCounter: cs.rebootCounter } : {}),
+      ...(cs.shutdownCounter !== undefined ? { shutdownCounter: cs.shutdownCounter } : {}),
+      ...(lps ? { lps } : {}),
+      ...(apps.length > 0 ? { apps } : {}),
+    };
+  }
+
+  /** Something kept on disk changed: hand the new state to the fleet (it writes it). */
+  onDiskStateChanged(): void {
+    const cb = this.opts.onDiskStateChange;
+    if (!cb) return;
+    const state = this.diskState();
+    if (!state) return;
+    try {
+      cb(state);
+    } catch {
+      this.tally.internalErrors++;
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -275,6 +325,7 @@ export class VirtualDevice {
   /** /uuid answered: the normal services start (§14 step 4) — unless the run is draining. */
   onOnboarded(uuid: string, now: Millis): void {
     this.deviceUuid = uuid;
+    this.onDiskStateChanged(); // /persist/status/uuid
     if (this.draining) return;
     this.trust.scheduleRefresh(now);
     this.startServices(now);
@@ -303,7 +354,10 @@ export class VirtualDevice {
   }
 
   applyConfig(cfg: config.EdgeDevConfig, now: Millis): void {
-    this.configState.apply(cfg, now);
+    const cs = this.configState;
+    const counters = [cs.rebootCounter, cs.shutdownCounter];
+    cs.apply(cfg, now);
+    if (counters[0] !== cs.rebootCounter || counters[1] !== cs.shutdownCounter) this.onDiskStateChanged();
     this.lastProcessedConfig = now;
     if (this.up && !this.draining) this.lps?.configure(cfg.local_profile_server ?? '', cfg.profile_server_token ?? '', this.configState.timers);
   }
@@ -322,6 +376,7 @@ export class VirtualDevice {
     if (gen !== this.generation || uuid === undefined || uuid === this.uuid) return;
     this.finding('uuid', 'conformance', `controller now names this device ${uuid} (was ${this.uuid})`);
     this.deviceUuid = uuid;
+    this.onDiskStateChanged();
     this.republishAll(this.opts.clock.now());
   }
 
@@ -331,6 +386,7 @@ export class VirtualDevice {
 
   onAppStateChange(app: AppInstance, previous: info.ZSwState, now: Millis): void {
     this.publishAppInfo(app, now);
+    this.onDiskStateChanged();
     if (previous === info.ZSwState.RUNNING && app.state !== info.ZSwState.RUNNING) {
       this.logs.closeApp(this.logAppOf(app, now), now);
     }
@@ -506,6 +562,7 @@ export class VirtualDevice {
             ? info.BootReason.BOOT_REASON_POWEROFF_CMD
             : info.BootReason.BOOT_REASON_POWER_FAIL;
       this.rebooting = undefined;
+      this.onDiskStateChanged(); // the restart counter
       this.devState = info.ZDeviceState.ZDEVICE_STATE_ONLINE;
       this.counters = new DeviceCounters(this.opts.rng, this.opts.behaviour.hardware, now);
       this.generator.restart(now);

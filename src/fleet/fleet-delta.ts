@@ -67,6 +67,12 @@ export interface ExpectedDelta {
   count: number;
 }
 
+/** Devices whose last controller request succeeded / failed (device-health.ts). */
+export interface HealthCounts {
+  healthy: number;
+  failing: number;
+}
+
 export interface LoopStats {
   /** Event-loop delay percentiles over the interval, ms (perf_hooks.monitorEventLoopDelay). */
   p50Ms: number;
@@ -99,6 +105,8 @@ export interface FleetDelta {
   lifecycle: Record<DeviceLifecycle, number>;
   /** Devices of this worker that have reached 'onboarded' at least once. */
   onboardedEver: number;
+  /** Devices whose last controller request succeeded / failed (device-health.ts); absent from older workers. */
+  health?: HealthCounts;
   /** The same by the controller API of the device's group (absent from older workers). */
   onboardedEverByApi?: Partial<Record<ApiVersion, number>>;
   /** Devices of this worker started so far (by the arrival model). */

@@ -13,6 +13,8 @@ import { createPrivateKey } from 'node:crypto';
 import { join } from 'node:path';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
 import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
+import { DeviceHealth } from './device-health.js';
+import { DeviceStateStore } from './device-state-store.js';
 import { provisionTpms, type TpmProvisionRequest, type TpmProvisionStats } from './tpm-provisioning.js';
 import type { Clock, Millis, Transport } from '../device/ports.js';
 import { SeededRng } from '../device/core/seeded-rng.js';
@@ -83,6 +85,8 @@ export class ShardRunner {
   private readonly layout: FleetLayout;
   private readonly clock: Clock;
   private readonly recorder = new MetricRecorder({ maxFindingSamples: 50 });
+  /** Devices healthy / failing now, by their last controller answer. */
+  private readonly health = new DeviceHealth();
   private readonly scheduler: HeapScheduler;
   private identities: DeviceIdentity[] = [];
   /** TPM material of each local device that has a TPM. */
@@ -116,6 +120,10 @@ export class ShardRunner {
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
+  /** What the devices keep on disk (absent without a state directory). */
+  private diskStates: DeviceStateStore | undefined;
+  /** Devices brought back from the state of a run that was cut off. */
+  private resumed = 0;
 
   constructor(
     private readonly task: ShardTask,
@@ -175,6 +183,9 @@ export class ShardRunner {
     }
     onProgress?.(n, n);
     store.release();
+    if (stateDir !== undefined) {
+      this.diskStates = DeviceStateStore.open({ stateDir, seed: scenario.seed, ...(this.task.fleetId !== undefined ? { fleetId: this.task.fleetId } : {}), rootCaPem: this.task.target.rootCaPem });
+    }
     const tpm = await this.prepareTpms();
     // Opened before the run so a directory that already holds a recording stops the start.
     if (this.task.recordDir) this.record = await RecordWriter.open(join(this.task.recordDir, `worker-${this.task.workerId}`));
@@ -235,7 +246,7 @@ export class ShardRunner {
       const pool = inner.stats?.();
       return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
     };
-    const transport = new TimedTransport(inner, this.clock, [this.recorder]);
+    const transport = new TimedTransport(inner, this.clock, [this.recorder, this.health]);
     this.timed = transport;
     const record = this.record;
     if (record) {
@@ -297,6 +308,7 @@ export class ShardRunner {
     }
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
+    await this.closeDiskStates();
     const loop = this.loop.summary();
     this.loop.stop();
     return {
@@ -317,7 +329,27 @@ export class ShardRunner {
         ...(this.memorySampleState ? { atSample: this.memorySampleState } : {}),
       },
       ...(recordStats ? { record: recordStats } : {}),
+      ...(this.resumed > 0 ? { resumed: this.resumed } : {}),
     };
+  }
+
+  /** The run ended (not cut off): the devices' saved states are forgotten, so the next run starts a new session. */
+  private async closeDiskStates(): Promise<void> {
+    const disk = this.diskStates;
+    if (!disk) return;
+    this.diskStates = undefined;
+    try {
+      const indices: number[] = [];
+      for (let local = 0; local < this.size; local++) indices.push(this.indexOf(local));
+      await disk.forget(indices);
+    } finally {
+      await disk.close();
+    }
+  }
+
+  /** Devices brought back from a cut-off run's state so far. */
+  get resumedDevices(): number {
+    return this.resumed;
   }
 
   /** Waits until `at` on the clock, or until stop() or endRunPhase(). */
@@ -444,6 +476,8 @@ export class ShardRunner {
     const index = this.indexOf(local);
     const identity = this.identities[local]!;
     const g = this.layout.groupOf(index);
+    const disk = this.diskStates;
+    const resume = disk?.get(index);
     const opts: DeviceOptions = {
       index,
       identity,
@@ -457,7 +491,10 @@ export class ShardRunner {
       onFinding: this.onFinding,
       ...(this.tpms[local] ? { tpm: this.tpms[local] } : {}),
       lps: this.lpsFleet.portsFor(index),
+      ...(resume ? { resume } : {}),
+      ...(disk ? { onDiskStateChange: (state) => disk.put(index, state) } : {}),
     };
+    if (resume) this.resumed++;
     try {
       const device = this.deps.createDevice(opts);
       this.devices[local] = device;
@@ -476,6 +513,7 @@ export class ShardRunner {
 
   private onStateChange(local: number, from: DeviceLifecycle, to: DeviceLifecycle): void {
     this.recorder.onStateChange(from, to);
+    if (to === 'idle' || to === 'stopped') this.health.forget(this.indexOf(local));
     if (to === 'onboarded' && this.everOnboarded[local] === 0) {
       this.everOnboarded[local] = 1;
       this.onboardedEver++;
@@ -542,6 +580,7 @@ export class ShardRunner {
       ...r,
       lifecycle: { ...emptyLifecycleCounts(), ...this.recorder.lifecycle },
       onboardedEver: this.onboardedEver,
+      health: this.health.counts(),
       onboardedEverByApi: { ...this.onboardedByApi },
       started: this.started,
       shardSize: this.size,

@@ -131,4 +131,6 @@ export interface ShardResult {
   };
   /** --record writer figures, when recording. */
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };
+  /** Devices brought back from the state directory of a run that was cut off (absent: none). */
+  resumed?: number;
 }

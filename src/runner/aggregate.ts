@@ -31,7 +31,7 @@ export interface EndpointTotals {
 
 /** The latest gauges of a worker (as its last delta gave them), and its loop figures over the run. */
 export interface WorkerGauges
-  extends Pick<FleetDelta, 'workerId' | 'lifecycle' | 'onboardedEver' | 'started' | 'shardSize' | 'queueBacklog' | 'undelivered' | 'loop' | 'pendingTimers'> {
+  extends Pick<FleetDelta, 'workerId' | 'lifecycle' | 'onboardedEver' | 'health' | 'started' | 'shardSize' | 'queueBacklog' | 'undelivered' | 'loop' | 'pendingTimers'> {
   /** Worst interval p99 / max event-loop lag and mean busy share over the run. */
   worstLoopP99Ms: number;
   worstLoopMaxMs: number;
@@ -145,6 +145,7 @@ export class FleetAggregate {
       workerId: d.workerId,
       lifecycle: d.lifecycle,
       onboardedEver: d.onboardedEver,
+      ...(d.health ? { health: d.health } : {}),
       started: d.started,
       shardSize: d.shardSize,
       queueBacklog: d.queueBacklog,
@@ -165,6 +166,18 @@ export class FleetAggregate {
   lifecycle(): Record<DeviceLifecycle, number> {
     const out = emptyLifecycleCounts();
     for (const w of this.workers.values()) for (const k of LIFECYCLES) out[k] += w.lifecycle[k];
+    return out;
+  }
+
+  /** Devices whose last controller request succeeded / failed, over all workers (undefined: no worker says). */
+  health(): { healthy: number; failing: number } | undefined {
+    let out: { healthy: number; failing: number } | undefined;
+    for (const w of this.workers.values()) {
+      if (!w.health) continue;
+      out ??= { healthy: 0, failing: 0 };
+      out.healthy += w.health.healthy;
+      out.failing += w.health.failing;
+    }
     return out;
   }
 

@@ -10,6 +10,9 @@ export interface ProgressFigures {
   durationMs: number;
   onboarded: number;
   totalDevices: number;
+  /** Devices whose last controller request succeeded / failed (absent: not known). */
+  healthy?: number;
+  failing?: number;
   reqPerSec: number;
   errors: number;
   /** p99 of config requests over the last interval, ms; undefined before any. */
@@ -21,11 +24,17 @@ export interface ProgressFigures {
   note?: string;
 }
 
-/** The one-line text, e.g. `0:12/1:00  onboarded 830/1000  1234 req/s  errors 3  config p99 45 ms  loop lag p99 12 ms (w1)`. */
+/**
+ * The one-line text, e.g. `0:12/1:00  onboarded 830/1000 (now healthy 800, failing 30)  1234 req/s
+ * errors 3  config p99 45 ms  loop lag p99 12 ms (w1)`. "onboarded" counts devices that ever
+ * onboarded; healthy / failing say how they stand now (last controller answer), so a fleet the
+ * controller has started refusing does not read as fine.
+ */
 export function formatProgressLine(f: ProgressFigures): string {
+  const health = f.healthy === undefined || f.failing === undefined ? '' : ` (now healthy ${f.healthy}, failing ${f.failing})`;
   const parts = [
     `${clock(f.elapsedMs)}/${clock(f.durationMs)}`,
-    `onboarded ${f.onboarded}/${f.totalDevices}`,
+    `onboarded ${f.onboarded}/${f.totalDevices}${health}`,
     `${Math.round(f.reqPerSec)} req/s`,
     `errors ${f.errors}`,
     `config p99 ${f.configP99Ms === undefined ? '-' : ms(f.configP99Ms)}`,
@@ -103,11 +112,13 @@ export class ProgressView {
     this.lastAt = now;
     this.lastRequests = agg.totalRequests;
     const worst = agg.worstCurrentLoop();
+    const health = agg.health();
     return {
       elapsedMs: Math.min(now - this.startMs, this.opts.durationMs),
       durationMs: this.opts.durationMs,
       onboarded: agg.onboardedEver(),
       totalDevices: this.opts.totalDevices,
+      ...(health ? { healthy: health.healthy, failing: health.failing } : {}),
       reqPerSec,
       errors: agg.totalErrors,
       configP99Ms: agg.takeRecent('config', 99),

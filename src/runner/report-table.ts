@@ -1,6 +1,7 @@
 // The end-of-run text report: per-endpoint table, devices, undelivered messages, findings,
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
+import { registerConflictLine } from './register-conflicts.js';
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './format-values.js';
@@ -160,6 +161,7 @@ function factLines(s: RunSummary): string[] {
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
     `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
     ...findingKindLines(s),
+    ...(s.registerConflicts ? [registerConflictLine(s.registerConflicts)] : []),
   ];
 }
 

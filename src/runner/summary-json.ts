@@ -107,6 +107,8 @@ export interface RunSummary {
      *  (finding-examples.ts); absent from summaries of older versions. */
     examples?: Record<string, import('./finding-examples.js').FindingExample[]>;
   };
+  /** /register answered 409 for most devices, with the likely cause (register-conflicts.ts). */
+  registerConflicts?: import('./register-conflicts.js').RegisterConflicts;
   /** Expected rejections by endpoint, status and reason (e.g. config 403 "before-attestation"). */
   expected?: { total: number; rejections: ExpectedRejection[] };
   /** The graceful stop after the planned duration: devices stopped producing and delivered what

@@ -20,7 +20,11 @@ import type { ExpectedAnswer, Millis, TransportResponse } from '../ports.js';
  */
 export const CONFIG_BEFORE_ATTESTATION: ExpectedAnswer = { statuses: [403], reason: 'before-attestation' };
 
-/** EVE re-runs the UUID lookup after config 400/404 at most this often (§13.2). */
+/**
+ * EVE re-runs the UUID lookup after config 400/404 at most this often, counted from the start of
+ * zedagent (its lastDevUUIDChange starts at time.Now()), so never in the first 10 minutes after a
+ * boot (§13.2, §13.5).
+ */
 export const UUID_RELOOKUP_MIN_MS = 10 * 60_000;
 
 export interface ConfigFetchHost {
@@ -65,6 +69,7 @@ export class ConfigFetcher {
   start(now: Millis): void {
     this.inFlight = false;
     this.started = true;
+    this.lastUuidLookup = now;
     const first = this.fromUuidLookup;
     this.fromUuidLookup = undefined;
     if (first) this.accept(first, now);

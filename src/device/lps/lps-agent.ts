@@ -25,6 +25,7 @@ import type { DeviceFinding } from '../device-options.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import { jitteredMs, locationDelayMs, type DeviceTimers } from '../core/eve-timers.js';
 import { parseLpsAddress, type LpsAddress } from './lps-address.js';
+import type { LpsPersistedState } from './lps-persisted-state.js';
 import { LpsAppCommands, type LpsAppCommandKind, type LpsAppCommandRecord, type LpsAppView } from './lps-app-commands.js';
 import { LPS_ENDPOINT_KEYS, LPS_PATHS, LpsAgentStats, PROTO_MIME, type LpsEndpointKey } from './lps-endpoints.js';
 import type { LpsThrottleRule } from './lps-ports.js';
@@ -110,12 +111,7 @@ export interface LpsAgentOptions {
 }
 
 /** What EVE persists across reboots (lastdevcmdtimestamp, appCommands, lastradioconfig, lastlocalprofile). */
-export interface LpsPersistedState {
-  lastDevCmdTimestamp: number;
-  localProfile: string;
-  radioSilence: boolean;
-  appCommands: LpsAppCommandRecord[];
-}
+export type { LpsPersistedState } from './lps-persisted-state.js';
 
 /** Location POSTs while the LPS throttles: at most one per 5 minutes (EVE lpsLocationThrottledInterval). */
 export const LOCATION_THROTTLED_MS = 5 * 60_000;

@@ -65,6 +65,8 @@ export interface DeviceLpsHost {
   enqueueLocation(key: string, msg: info.ZInfoMsg, now: Millis): void;
   powerOff(now: Millis): void;
   rebootForCommand(now: Millis): void;
+  /** Something the device keeps on disk changed. */
+  onDiskStateChanged?(): void;
   guard(fn: () => void): void;
 }
 
@@ -173,6 +175,21 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
     this.pickupTimer.cancel();
     this.locationTimer.cancel();
     this.commandsObj?.reset();
+  }
+
+  /** What survives a power cut now (EVE's /persist files as they are at this moment). */
+  diskState(): LpsPersistedState | undefined {
+    return this.agentObj !== undefined ? this.agentObj.snapshot() : this.persisted;
+  }
+
+  /** Before the first boot of a device brought back from disk: its /persist state, restored at boot. */
+  resumeFrom(state: LpsPersistedState): void {
+    this.persisted = state;
+  }
+
+  /** The agent persisted something: the device writes its disk state. */
+  onPersistedStateChange(): void {
+    this.host.onDiskStateChanged?.();
   }
 
   /** A new boot: the radios start on, the persisted state comes back, interrupted commands resume. */

@@ -9,6 +9,7 @@ import os from 'node:os';
 import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
 import { renderJUnit } from '../junit.js';
+import { registerConflicts } from '../register-conflicts.js';
 import { renderReport } from '../report-table.js';
 import type { RunScenarioResult } from '../run-options.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
@@ -54,8 +55,10 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
   const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;
   started.series.end(exitCode, Math.round(wallMs));
   const { shard, fleetDevices, shardDevices } = ctx.plan;
+  const conflicts = registerConflicts(measured);
   const summary: RunSummary & ShardSummary = {
     ...measured,
+    ...(conflicts ? { registerConflicts: conflicts } : {}),
     shard: { index: shard.index, count: shard.count, devices: shardDevices, fleetDevices, fleetId: ctx.fleetId },
     thresholds,
     exitCode,

@@ -66,6 +66,10 @@ export function collectWorkerResults(
     }
   });
   const ok = results.filter((r): r is PromiseFulfilledResult<ShardResult> => r.status === 'fulfilled').map((r) => r.value);
+  const resumed = ok.reduce((a, r) => a + (r.resumed ?? 0), 0);
+  if (resumed > 0) {
+    err(`evesim: ${resumed} devices resumed from the state directory (the previous run with this seed was cut off): they kept their UUIDs and booted with reason power-fail instead of onboarding\n`);
+  }
   const drain = drainSummary(ok, gracefulStopMs, workerFailed);
   if (ok.length > 0) {
     const heap = ok.reduce((a, r) => a + r.memory.heapUsedPeak, 0);

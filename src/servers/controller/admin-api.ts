@@ -91,6 +91,7 @@ function route(core: ControllerCore, method: string, url: string, body: Buffer):
         const patch = parseConfigPatch(parseJson(body), dev.group.appNames);
         dev.overlay ??= emptyOverlay();
         applyConfigPatch(dev.overlay, patch);
+        core.store?.deviceOverlayChanged(dev.uuid, dev.overlay);
         return ok({ uuid: dev.uuid, configHash: core.configs.currentHash(dev) });
       }
     }
@@ -100,6 +101,7 @@ function route(core: ControllerCore, method: string, url: string, body: Buffer):
     if (!group) throw new AdminHttpError(404, `no group named "${id}"`, 'name');
     const patch = parseConfigPatch(parseJson(body), group.appNames);
     applyConfigPatch(group.overlay, patch);
+    core.store?.groupOverlayChanged(group.name, group.overlay);
     return ok({ group: group.name, version: group.overlay.version });
   }
   if (what === 'fleet' && parts.length === 2) {

@@ -46,6 +46,11 @@ let versionCounter = 0;
  */
 export const nextConfigVersion = (): number => ++versionCounter;
 
+/** A version restored from disk is taken again: later versions are drawn above it. */
+export function reserveConfigVersion(version: number): void {
+  if (version > versionCounter) versionCounter = version;
+}
+
 export function emptyOverlay(): ConfigOverlay {
   return { version: 0, reboot: 0, shutdown: 0, epoch: 0 };
 }

@@ -17,6 +17,7 @@ import { handleRegister } from './handle-register.js';
 import { ControllerHttpError } from './http-error.js';
 import { OnboardingTrust } from './onboarding-trust.js';
 import { createQuoteVerifier, type QuoteVerifier } from './quote-verifier.js';
+import type { RegistryStore } from './registry-store.js';
 import { matchRoute, type Route } from './route.js';
 import { SHARED_HANDLERS, type Handler } from './shared-handlers.js';
 
@@ -50,8 +51,15 @@ export class ControllerCore implements ControllerContext {
     readonly options: ResolvedControllerOptions,
     readonly pki: ControllerPki,
     readonly quoteVerifier: QuoteVerifier = createQuoteVerifier(options.quoteVerifier),
+    /** Where the registry is kept across restarts (registry-store.ts); none: in memory only. */
+    readonly store?: RegistryStore,
   ) {
     this.registry = new DeviceRegistry(options.requirePreRegistration);
+    if (store) {
+      this.registry.restore(store.load());
+      this.registry.listener = store;
+    }
+    // A fleet given at start replaces the saved one, as PUT /admin/fleet would (devices stay registered).
     if (options.fleet) this.registry.setFleet(options.fleet);
     this.onboarding = new OnboardingTrust(options.onboardingCaPems);
     // The signing "file" holds the signing leaf and its intermediate, as Adam's signing file may:
@@ -112,6 +120,10 @@ export class ControllerCore implements ControllerContext {
       dev.counters.record(key, reply.status, req.body.length, req.now);
       dev.counters.logLines += req.logLines;
       dev.apiMask |= 2;
+      if (this.store) {
+        this.store.touched(dev);
+        if (key === 'attest') this.store.attestChanged(dev);
+      }
     }
   }
 }

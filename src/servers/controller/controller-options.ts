@@ -36,6 +36,12 @@ export interface ControllerOptions {
    * controller's own thread from this name.
    */
   quoteVerifier?: QuoteVerifierMode;
+  /**
+   * Keep the registry (devices, UUIDs, attestation state, fleet, config overlays, counters) in
+   * <stateDir>/registry so a restart on the same state directory loses nothing (registry-store.ts).
+   * Default true; false keeps it in memory only.
+   */
+  persistRegistry?: boolean;
 }
 
 export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems'>> {
@@ -66,6 +72,7 @@ export function resolveControllerOptions(o: ControllerOptions): ResolvedControll
     unchangedConfigReply: reply,
     maxBodyBytes: o.maxBodyBytes ?? 8 * 1024 * 1024,
     quoteVerifier: quoteVerifierMode(o.quoteVerifier),
+    persistRegistry: o.persistRegistry ?? true,
   };
 }
 

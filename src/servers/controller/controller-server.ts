@@ -12,6 +12,7 @@ import { ControllerCore } from './controller-core.js';
 import { resolveControllerOptions, type ControllerOptions } from './controller-options.js';
 import type { QuoteVerifier } from './quote-verifier.js';
 import { matchRoute } from './route.js';
+import { RegistryStore } from './registry-store.js';
 import { createV1Server } from './v1-server.js';
 import { applyListenerTimeouts, replyHandler } from './reply-handler.js';
 
@@ -38,7 +39,14 @@ export interface ControllerExtras {
 export async function createControllerServer(opts: ControllerOptions, extras: ControllerExtras = {}): Promise<ControllerServer> {
   const options = resolveControllerOptions(opts);
   const pki = loadOrCreateControllerPki(options.stateDir);
-  const core = new ControllerCore(options, pki, extras.quoteVerifier);
+  const store = options.persistRegistry ? RegistryStore.open(options.stateDir) : undefined;
+  let core: ControllerCore;
+  try {
+    core = new ControllerCore(options, pki, extras.quoteVerifier, store);
+  } catch (e) {
+    await store?.close();
+    throw e;
+  }
 
   const api = createHttpsServer(
     { key: pki.tls.keyPem, cert: pki.tls.certPem, minVersion: 'TLSv1.2' },
@@ -61,6 +69,7 @@ export async function createControllerServer(opts: ControllerOptions, extras: Co
     api.close();
     admin.close();
     v1?.close();
+    await store?.close();
     throw e;
   }
   const apiPort = (api.address() as AddressInfo).port;
@@ -75,6 +84,7 @@ export async function createControllerServer(opts: ControllerOptions, extras: Co
     core,
     stop: async () => {
       await Promise.all([close(api), close(admin), ...(v1 ? [close(v1)] : [])]);
+      await store?.close();
     },
   };
 }

@@ -28,6 +28,19 @@ function pairsToObject(pairs: number[] | undefined): Record<string, number> {
   return out;
 }
 
+/** The counters as saved by the registry store (registry-store.ts): plain arrays and numbers. */
+export interface SavedCounters {
+  /** Endpoint key → [requests, failures]. */
+  endpoints: [string, number, number][];
+  bytesIn: number;
+  logLines: number;
+  undecodable: number;
+  lastSeenAt: number;
+  byStatus?: number[];
+  infoByType?: number[];
+  lastInfo?: [string, number][];
+}
+
 export class DeviceCounters {
   /** [0, N): requests per endpoint; [N, 2N): those answered with anything but 2xx/304. */
   private readonly perEndpoint = new Uint32Array(2 * N);
@@ -65,6 +78,41 @@ export class DeviceCounters {
 
   requestsTo(endpoint: EndpointKey): number {
     return this.perEndpoint[INDEX.get(endpoint)!]!;
+  }
+
+  toSaved(): SavedCounters {
+    const endpoints: [string, number, number][] = [];
+    ENDPOINT_KEYS.forEach((k, i) => {
+      if (this.perEndpoint[i]! > 0) endpoints.push([k, this.perEndpoint[i]!, this.perEndpoint[N + i]!]);
+    });
+    return {
+      endpoints,
+      bytesIn: this.bytesIn,
+      logLines: this.logLines,
+      undecodable: this.undecodable,
+      lastSeenAt: this.lastSeenAt,
+      ...(this.byStatus ? { byStatus: [...this.byStatus] } : {}),
+      ...(this.infoByType ? { infoByType: [...this.infoByType] } : {}),
+      ...(this.lastInfo ? { lastInfo: [...this.lastInfo] } : {}),
+    };
+  }
+
+  /** Takes the saved figures (endpoints this version does not know are skipped). */
+  restore(s: SavedCounters): void {
+    this.perEndpoint.fill(0);
+    for (const [k, requests, failures] of s.endpoints) {
+      const i = INDEX.get(k as EndpointKey);
+      if (i === undefined) continue;
+      this.perEndpoint[i] = requests;
+      this.perEndpoint[N + i] = failures;
+    }
+    this.bytesIn = s.bytesIn;
+    this.logLines = s.logLines;
+    this.undecodable = s.undecodable;
+    this.lastSeenAt = s.lastSeenAt;
+    this.byStatus = s.byStatus ? [...s.byStatus] : undefined;
+    this.infoByType = s.infoByType ? [...s.infoByType] : undefined;
+    this.lastInfo = s.lastInfo ? new Map(s.lastInfo) : undefined;
   }
 
   toJSON(): Record<string, unknown> {

@@ -3,6 +3,7 @@
 // instead of bodies, and the config hash cached with the versions it was computed at.
 
 import type { KeyObject } from 'node:crypto';
+import { info } from '../../gen/eve-types.js';
 import { AttestState } from './attest-state.js';
 import type { ConfigOverlay } from './config-overlay.js';
 import { DeviceCounters } from './device-counters.js';
@@ -23,6 +24,9 @@ export class DeviceRecord {
   lastServedConfigHash: string | undefined;
   /** Controller APIs the device has used, as bits: 1 = v1 (mutual TLS), 2 = v2. */
   apiMask = 0;
+  /** From the last device info: ZInfoDevice.last_boot_reason (info.BootReason) and restartCounter. */
+  lastBootReason: number | undefined;
+  restartCounter: number | undefined;
 
   constructor(
     readonly uuid: string,
@@ -68,6 +72,8 @@ export class DeviceRecord {
       deviceCertSha256: Buffer.from(this.certHashKey, 'latin1').toString('hex'),
       onboardFingerprint: this.onboardFingerprint,
       lastRequestedConfigHash: this.lastRequestedConfigHash,
+      lastBootReason: this.lastBootReason === undefined ? undefined : (info.BootReason[this.lastBootReason] ?? this.lastBootReason),
+      restartCounter: this.restartCounter,
       attestation: this.attest?.toJSON(),
       counts: this.counters.toJSON(),
     };

@@ -9,6 +9,15 @@ import { DeviceRecord } from './device-record.js';
 import { DEFAULT_GROUP, type FleetSpec } from './fleet-spec.js';
 import { GroupState } from './group-state.js';
 import { resolvePcrTemplates, type PcrTemplate } from './pcr-templates.js';
+import { restoreActivity, restoreAttest, restoreDevice, restoreOverlay } from './persisted-device.js';
+import type { FleetChange, LoadedRegistry } from './registry-store.js';
+
+/** Told of every change that must survive a restart (registry-store.ts writes it). */
+export interface RegistryListener {
+  deviceChanged(dev: DeviceRecord): void;
+  /** The fleet changed; `groups` are the groups served now (their overlay versions enter the config). */
+  fleetChanged(change: FleetChange, groups: readonly GroupState[]): void;
+}
 
 export interface RegisterInput {
   /** Hex SHA-256 of the onboarding certificate DER. */
@@ -48,8 +57,44 @@ export class DeviceRegistry {
   private readonly bySerial = new Map<string, DeviceRecord>();
   /** PCR templates TPM quotes are held to (the fleet's attestation.templates, 'reference' resolved). */
   pcrTemplates: PcrTemplate[] = [];
+  /** Set when the registry is persisted; unset while restoring (nothing to write back). */
+  listener: RegistryListener | undefined;
 
   constructor(private readonly requirePreRegistration: boolean) {}
+
+  /**
+   * Rebuilds the registry from what a previous run saved: the devices with their UUIDs, the fleet
+   * changes replayed in order (which puts each device in its group again), then the overlays,
+   * attestation states and counters. Call before any listener is set.
+   */
+  restore(saved: LoadedRegistry, now = Date.now()): void {
+    // Until the fleet is replayed a device sits in a stand-in group of its saved name.
+    const standIns = new Map<string, GroupState>();
+    for (const s of saved.devices) {
+      let group = this.groupByName.get(s.group) ?? standIns.get(s.group);
+      if (!group) standIns.set(s.group, (group = new GroupState({ ...DEFAULT_GROUP, name: s.group })));
+      const dev = restoreDevice(s, group);
+      this.add(dev);
+      if (dev.onboardFingerprint !== undefined) this.byOnboardSerial.set(`${dev.onboardFingerprint}\n${dev.serial}`, dev);
+    }
+    for (const change of saved.fleet) {
+      if (change.op === 'set') this.setFleet(change.spec, now);
+      else this.mergeFleet(change.spec, now);
+    }
+    for (const dev of this.byUuid.values()) {
+      if (this.groupByName.get(dev.group.name) !== dev.group) dev.group = this.groupByName.get(dev.group.name) ?? this.groups[0]!;
+      const attest = saved.attest.get(dev.uuid);
+      if (attest) dev.attest = restoreAttest(attest);
+      const activity = saved.activity.get(dev.uuid);
+      if (activity) restoreActivity(dev, activity);
+      const overlay = saved.deviceOverlays.get(dev.uuid);
+      if (overlay) dev.overlay = restoreOverlay(overlay);
+    }
+    for (const [name, overlay] of saved.groupOverlays) {
+      const group = this.groupByName.get(name);
+      if (group) restoreOverlay(overlay, group.overlay);
+    }
+  }
 
   get size(): number {
     return this.byUuid.size;
@@ -100,6 +145,7 @@ export class DeviceRegistry {
       dev.group = fleetSerials.get(dev.serial) ?? groupByName.get(dev.group.name) ?? groups[0]!;
     }
     this.preRegister(pre, now);
+    this.listener?.fleetChanged({ op: 'set', spec }, this.groups);
     return { groups: groups.length, devices: spec.devices.length, preRegistered: pre.length };
   }
 
@@ -126,6 +172,7 @@ export class DeviceRegistry {
       if (dev) dev.group = groupByName.get(d.group)!;
     }
     this.preRegister(pre, now);
+    this.listener?.fleetChanged({ op: 'merge', spec }, this.groups);
     return { groups: this.groups.length, devices: fleetSerials.size, preRegistered: pre.length };
   }
 
@@ -156,6 +203,7 @@ export class DeviceRegistry {
     for (const p of pre) {
       const dev = new DeviceRecord(randomUUID(), p.serial, '', p.hashKey, p.key, p.group, now, true);
       this.add(dev);
+      this.listener?.deviceChanged(dev);
     }
   }
 
@@ -179,6 +227,7 @@ export class DeviceRegistry {
         // Pre-registered with this certificate: registering it is a repeat of a valid registration.
         sameCert.onboardFingerprint = r.onboardFingerprint;
         this.byOnboardSerial.set(osKey, sameCert);
+        this.listener?.deviceChanged(sameCert);
         return { status: 200, device: sameCert };
       }
       return { status: 409, reason: `device certificate already registered for device ${sameCert.uuid} (serial ${sameCert.serial})` };
@@ -193,6 +242,7 @@ export class DeviceRegistry {
     dev.onboardFingerprint = r.onboardFingerprint;
     this.add(dev);
     this.byOnboardSerial.set(osKey, dev);
+    this.listener?.deviceChanged(dev);
     return { status: 201, device: dev };
   }
 

@@ -49,6 +49,10 @@ export function handleInfo(ctx: ControllerContext, req: RequestState): Reply {
     throw unprocessable(`ztype ${T[ztype] ?? ztype} carries ${msg.InfoContent}; expected ${expected}`);
   }
   device.counters.recordInfo(ztype, infoObjectKey(msg, device), req.now);
+  if (msg.dinfo) {
+    device.lastBootReason = msg.dinfo.last_boot_reason ?? 0;
+    device.restartCounter = msg.dinfo.restartCounter ?? 0;
+  }
   ctx.stats.infoByType.set(ztype, (ctx.stats.infoByType.get(ztype) ?? 0) + 1);
   return { status: 201 };
 }

@@ -26,6 +26,8 @@ export async function runControllerForeground(opts: ForegroundControllerOptions)
   out(`admin API on ${server.adminUrl}  (GET /admin/stats, /admin/devices; PUT /admin/fleet; ...)`);
   out(`root CA for devices: ${server.rootCaPath}`);
   if (server.v1Url) out(`controller API v1 on ${server.v1Url}  (mutual TLS, /api/v1/edgedevice/...)`);
+  const store = server.core.store;
+  if (store) out(`registry in ${store.path}: ${server.core.registry.size} devices known from earlier runs`);
   if (onboardingCaPems.length === 0) out('warning: no onboarding CA given: every /register is refused (401); only pre-registered devices can onboard');
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -101,6 +101,11 @@ export class V1Core {
       dev.counters.record(route.endpoint, reply.status, body.length, now);
       dev.counters.logLines += req.logLines;
       dev.apiMask |= 1;
+      const store = this.core.store;
+      if (store) {
+        store.touched(dev);
+        if (route.endpoint === 'attest') store.attestChanged(dev);
+      }
     }
     if (req.logLines > 0) {
       this.core.stats.of(route.endpoint).logLines += req.logLines;
