@@ -5,6 +5,7 @@ import type { DeviceIdentity } from '../identity/device-identity.js';
 import type { DeviceLpsPorts } from './lps/lps-ports.js';
 import type { Clock, Rng, Scheduler, Transport } from './ports.js';
 import type { CellularSpec, GnssSpec } from './radio/radio-specs.js';
+import type { LogSpill } from './telemetry/log-spill-port.js';
 
 export interface AppSpec {
   /** Display name; the UUID comes from the controller's configuration. */
@@ -22,6 +23,8 @@ export interface DeviceBehaviour {
   logFormat: 'newlogs' | 'legacy';
   /** Device log lines per second. */
   logLinesPerSec: number;
+  /** EVE's quota for kept log files, bytes (absent: EVE's default, telemetry/log-quota.ts). */
+  logQuotaBytes?: number;
   /** How often flow logs are collected, ms (EVE: about 120 s). */
   flowlogIntervalMs: number;
   /** Skip POST /register and go straight to /uuid (a pre-registered device). */
@@ -63,6 +66,8 @@ export interface DeviceOptions {
   tpm?: DeviceTpm;
   /** Local profile server client and radio models (lps/lps-wiring.ts); absent: the device ignores local_profile_server. */
   lps?: DeviceLpsPorts;
+  /** Where log files beyond the device's memory budget wait for upload (absent: all held in memory). */
+  logSpill?: LogSpill;
 }
 
 /** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */

@@ -34,6 +34,7 @@ import { warmAllCodecs } from '../protocol/proto-root.js';
 import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
+import { LogSpillFile } from './log-spill-file.js';
 import type { FleetDeviceInfo, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
 /** What the shard needs from a device (VirtualDevice implements it). */
@@ -47,7 +48,7 @@ export interface FleetDevice {
   /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
   readonly drained?: boolean;
   /** Running counters; read field by field each second (stats() would build a snapshot per device). */
-  readonly tally: { undeliveredInfo: number; undeliveredLogs: number; undeliveredFlowlog: number };
+  readonly tally: { undeliveredInfo: number; undeliveredLogs: number; undeliveredFlowlog: number; droppedByQuotaLogs?: number };
   /** Reliable messages waiting to be sent, by kind. */
   backlog(): { info: number; logs: number; flowlog: number };
   /** Timeline power-on of a device an LPS command powered off (optional for fakes). */
@@ -114,6 +115,8 @@ export class ShardRunner {
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
+  /** Log files beyond the devices' memory budget (absent without a state directory: held in memory). */
+  private readonly logSpill: LogSpillFile | undefined;
 
   constructor(
     private readonly task: ShardTask,
@@ -128,6 +131,7 @@ export class ShardRunner {
     this.lpsFleet = new LpsFleet(task.scenario, this.layout, this.clock, [this.recorder]);
     this.everOnboarded = new Uint8Array(task.shard.count);
     this.recorder.lifecycle.idle = task.shard.count;
+    this.logSpill = task.stateDir !== undefined ? new LogSpillFile(task.stateDir, task.workerId) : undefined;
   }
 
   get size(): number {
@@ -290,6 +294,7 @@ export class ShardRunner {
     }
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
+    this.logSpill?.close();
     const loop = this.loop.summary();
     this.loop.stop();
     return {
@@ -441,6 +446,7 @@ export class ShardRunner {
       onFinding: this.onFinding,
       ...(this.tpms[local] ? { tpm: this.tpms[local] } : {}),
       lps: this.lpsFleet.portsFor(index),
+      ...(this.logSpill ? { logSpill: this.logSpill } : {}),
     };
     try {
       const device = this.deps.createDevice(opts);
@@ -495,6 +501,7 @@ export class ShardRunner {
     const r = this.recorder.takeDelta();
     const backlog = { info: 0, logs: 0, flowlog: 0 };
     const und = { info: 0, logs: 0, flowlog: 0 };
+    let droppedByQuota = 0;
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];
       if (!d) continue;
@@ -503,6 +510,7 @@ export class ShardRunner {
         und.info += t.undeliveredInfo;
         und.logs += t.undeliveredLogs;
         und.flowlog += t.undeliveredFlowlog;
+        droppedByQuota += t.droppedByQuotaLogs ?? 0;
         const b = d.backlog();
         backlog.info += b.info;
         backlog.logs += b.logs;
@@ -527,6 +535,7 @@ export class ShardRunner {
       shardSize: this.size,
       queueBacklog: backlog,
       undelivered: und,
+      ...(droppedByQuota > 0 ? { droppedByQuota: { logs: droppedByQuota } } : {}),
       loop: this.loop ? this.loop.sample() : { p50Ms: 0, p99Ms: 0, maxMs: 0, utilisation: 0 },
       pendingTimers: this.scheduler.pending,
     };
