@@ -98,6 +98,7 @@ export interface DeviceFinding {
     | 'unknown-signer'
     | 'bad-envelope'
     | 'undecodable-body'
+    | 'wrong-content-type'
     | 'unexpected-status'
     | 'bad-certs'
     | 'conformance';

@@ -140,6 +140,7 @@ export class ControllerTrust {
       if (!isDocumentedStatus('certs', answer.status)) this.host.finding('certs', 'unexpected-status', `GET /certs answered ${answer.status}`);
       return this.fail();
     }
+    if (!this.host.sender.contentTypeOk('certs', answer)) return this.fail();
     let verified: VerifiedCerts;
     try {
       verified = verifyCertsBody(answer.body, opts.rootCertPem, now);
