@@ -236,6 +236,9 @@ export class VirtualDevice {
   get configIntervalS(): number {
     return this.configState.timers.configIntervalS;
   }
+  get sendTimeoutS(): number {
+    return this.configState.timers.sendTimeoutS;
+  }
   get fastUpload(): boolean {
     return this.configState.timers.newlogAllowFastUpload;
   }

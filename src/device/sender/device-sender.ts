@@ -27,6 +27,8 @@ export interface SenderHost {
   readonly trust: SenderTrust;
   /** Device UUID, '' until /uuid answered. */
   readonly uuid: string;
+  /** EVE's timer.send.timeout, seconds: the whole-request deadline (absent or 0: the transport's). */
+  readonly sendTimeoutS?: number;
   finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string): void;
 }
 
@@ -169,6 +171,8 @@ export class DeviceSender {
     try {
       const req: TransportRequest = { endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index };
       if (expect) req.expect = expect;
+      const sendTimeoutS = this.host.sendTimeoutS;
+      if (sendTimeoutS !== undefined && sendTimeoutS > 0) req.timeoutMs = sendTimeoutS * 1000;
       if (wire) req.clientCert = wire.clientCert;
       answer = await opts.transport.request(req);
     } catch {
