@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { protoContentTypeProblem } from '../src/device/sender/proto-content-type.js';
+import { ONBOARDING_MIMES, protoContentTypeProblem } from '../src/device/sender/proto-content-type.js';
 import { onboard, rig } from './device-harness.js';
 
 const body = new Uint8Array([1, 2, 3]);
@@ -13,6 +13,10 @@ describe("EVE's Content-Type check of protobuf answers (zedcloud ValidateProtoCo
     expect(protoContentTypeProblem({ 'content-type': 'application/json' }, body)).toBe('content-type application/json not supported');
     expect(protoContentTypeProblem({ 'content-type': '' }, body)).toBe('empty content-type');
     expect(protoContentTypeProblem({ 'content-type': 'garbage' }, body)).toBe('content-type "garbage" does not parse');
+    // The onboarding client's wider list (/uuid, /certs): JSON and plain text too, still not HTML.
+    expect(protoContentTypeProblem({ 'content-type': 'text/plain' }, body, ONBOARDING_MIMES)).toBeUndefined();
+    expect(protoContentTypeProblem({ 'content-type': 'application/json' }, body, ONBOARDING_MIMES)).toBeUndefined();
+    expect(protoContentTypeProblem({ 'content-type': 'text/html' }, body, ONBOARDING_MIMES)).toBe('content-type text/html not supported');
   });
 
   it('a device counts an HTML answer to /config as a wrong-content-type finding and does not apply it', async () => {

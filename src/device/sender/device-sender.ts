@@ -3,7 +3,7 @@
 // zedcloud request statistics EVE reports in its metrics, and verification of enveloped answers
 // (§1.3). Failures come back as values, never as exceptions: one bad answer costs one finding.
 
-import { protoContentTypeProblem } from './proto-content-type.js';
+import { ONBOARDING_MIMES, protoContentTypeProblem } from './proto-content-type.js';
 import { senderCertHash } from '../../protocol/cert-hash.js';
 import { EnvelopeError, openResponse, sealRequest, type RequestSigner } from '../../protocol/envelope.js';
 import type { TrustedControllerCerts } from '../../protocol/controller-certs.js';
@@ -124,7 +124,7 @@ export class DeviceSender {
 
   /** EVE reads a protobuf answer only with its Content-Type (proto-content-type.ts); else a finding. */
   contentTypeOk(endpoint: EndpointKey, answer: TransportResponse): boolean {
-    const problem = protoContentTypeProblem(answer.headers, answer.body);
+    const problem = protoContentTypeProblem(answer.headers, answer.body, endpoint === 'uuid' || endpoint === 'certs' ? ONBOARDING_MIMES : undefined);
     if (problem === undefined) return true;
     this.reject(endpoint, 'wrong-content-type', `${problem} (${answer.body.length} bytes)`);
     return false;

@@ -7,8 +7,18 @@
 
 export const PROTO_MIME = 'application/x-proto-binary';
 
+/**
+ * EVE's onboarding client (/uuid, and /certs while onboarding) also takes these (eve-wire-facts
+ * §4.3, §10); evesim applies them to /certs always (zedagent's later fetches want the proto type only).
+ */
+export const ONBOARDING_MIMES: readonly string[] = [PROTO_MIME, 'application/json', 'text/plain'];
+
 /** What is wrong with the answer's Content-Type, or undefined when EVE would read its body. */
-export function protoContentTypeProblem(headers: Record<string, string | string[] | undefined>, body: Uint8Array): string | undefined {
+export function protoContentTypeProblem(
+  headers: Record<string, string | string[] | undefined>,
+  body: Uint8Array,
+  accepted: readonly string[] = [PROTO_MIME],
+): string | undefined {
   if (body.length === 0) return undefined;
   const raw = headers['content-type'];
   const value = Array.isArray(raw) ? raw[0] : raw;
@@ -16,5 +26,5 @@ export function protoContentTypeProblem(headers: Record<string, string | string[
   if (value.trim() === '') return 'empty content-type';
   const mime = value.split(';')[0]!.trim().toLowerCase();
   if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(mime)) return `content-type ${JSON.stringify(value)} does not parse`;
-  return mime === PROTO_MIME ? undefined : `content-type ${mime} not supported`;
+  return accepted.includes(mime) ? undefined : `content-type ${mime} not supported`;
 }
