@@ -15,6 +15,7 @@ import type { DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOptions } f
 import { TransportError, wake, type WakeTarget, type Clock, type Millis, type Scheduler, type TimerHandle, type Transport, type TransportRequest, type TransportResponse } from '../src/device/ports.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
+import type { LogSpill } from '../src/device/telemetry/log-spill-port.js';
 
 /** 2026-05-28T…Z: certificates made "now" must be valid on the simulated clock. */
 export const T0 = 1_780_000_000_000;
@@ -268,7 +269,7 @@ export interface Rig {
   lifecycle: DeviceLifecycle[];
 }
 
-export function rig(over: { behaviour?: Partial<DeviceBehaviour>; seed?: number; options?: Partial<DeviceOptions> } = {}): Rig {
+export function rig(over: { behaviour?: Partial<DeviceBehaviour>; seed?: number; options?: Partial<DeviceOptions>; logSpill?: LogSpill } = {}): Rig {
   const { pki, identity } = fixtures();
   const time = new FakeTime();
   const controller = new FakeController(time, pki, identity);
@@ -286,6 +287,7 @@ export function rig(over: { behaviour?: Partial<DeviceBehaviour>; seed?: number;
     onFinding: (f) => findings.push(f),
     onStateChange: (_from, to) => lifecycle.push(to),
     ...over.options,
+    ...(over.logSpill ? { logSpill: over.logSpill } : {}),
   };
   return { time, controller, device: new VirtualDevice(opts), findings, lifecycle };
 }

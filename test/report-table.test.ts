@@ -114,6 +114,27 @@ describe('renderReport', () => {
     expect(text).toContain('thresholds   none set');
     expect(text).not.toContain('failed requests');
   });
+
+  it('the drain line never says everything was delivered above a non-zero undelivered count', () => {
+    const drain = { gracefulStopMs: 15_000, durationMs: 1_200, complete: true, leftAtStop: {} };
+    const clean = renderReport(sample({ drain, undelivered: { info: 0, logs: 0, flowlog: 0, total: 0 } }));
+    expect(clean).toMatch(/^drain .*every queued reliable message delivered$/m);
+    // Queues empty at the end, but 3 messages were given up on during the run.
+    const earlier = renderReport(sample({ drain }));
+    expect(earlier).not.toContain('every queued reliable message delivered');
+    expect(earlier).toMatch(/^drain .*queues emptied; 3 reliable messages were given up on before the drain \(counted undelivered\)$/m);
+    expect(earlier).toMatch(/^undelivered  3 reliable messages/m);
+    const left = renderReport(sample({ drain: { ...drain, complete: false, leftAtStop: { logs: 2 } }, undelivered: { info: 1, logs: 2, flowlog: 0, total: 3 } }));
+    expect(left).toMatch(/^drain .*still queued at stop: logs 2 \(counted undelivered\); 1 more given up on before the drain$/m);
+  });
+
+  it("reports log files dropped by the device's quota apart from undelivered", () => {
+    expect(renderReport(sample())).not.toContain("dropped by the device's quota");
+    const text = renderReport(sample({ droppedByQuota: { logs: 7 } }));
+    expect(text).toMatch(/^dropped by the device's quota  7 log files \(EVE deletes its oldest kept files over logs\.quotaMB; not in undelivered\)$/m);
+    expect(text).toMatch(/^undelivered  3 reliable messages/m);
+    expect(JSON.parse(summaryToJson(sample({ droppedByQuota: { logs: 7 } }))).droppedByQuota).toEqual({ logs: 7 });
+  });
 });
 
 describe('renderJUnit', () => {

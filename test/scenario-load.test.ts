@@ -130,6 +130,14 @@ describe('defaults and normalisation', () => {
     ]);
   });
 
+  it("logs.quotaMB: EVE's 2048 MB by default, the group's newlog.gzipfiles.ondisk.maxmegabytes, or as written (EVE's range)", () => {
+    const quota = (group: string) => parseScenario(`duration: 1m\ngroups:\n  - {name: a, count: 1${group}}\n`, 'q.yaml').groups[0]!.logQuotaMB;
+    expect(quota('')).toBe(2048);
+    expect(quota(", configItems: {newlog.gzipfiles.ondisk.maxmegabytes: 64}")).toBe(64);
+    expect(quota(", logs: {quotaMB: 10}, configItems: {newlog.gzipfiles.ondisk.maxmegabytes: 64}")).toBe(10);
+    expect(() => quota(', logs: {quotaMB: 9}')).toThrow(/q\.yaml:3:.*groups\[0\]\.logs\.quotaMB.*10 to 4294967295/);
+  });
+
   it('arrival rate written per minute', () => {
     const s = parseScenario('duration: 1m\ngroups: [{name: a, count: 1}]\narrival: {model: poisson, rate: 600/m}\n', 'r.yaml');
     expect(s.arrival).toEqual({ model: 'poisson', ratePerSec: 10 });

@@ -6,6 +6,7 @@ import type { DeviceIdentity } from '../identity/device-identity.js';
 import type { DeviceLpsPorts } from './lps/lps-ports.js';
 import type { Clock, Rng, Scheduler, Transport } from './ports.js';
 import type { CellularSpec, GnssSpec } from './radio/radio-specs.js';
+import type { LogSpill } from './telemetry/log-spill-port.js';
 
 export interface AppSpec {
   /** Display name; the UUID comes from the controller's configuration. */
@@ -23,6 +24,8 @@ export interface DeviceBehaviour {
   logFormat: 'newlogs' | 'legacy';
   /** Device log lines per second. */
   logLinesPerSec: number;
+  /** EVE's quota for kept log files, bytes (absent: EVE's default, telemetry/log-quota.ts). */
+  logQuotaBytes?: number;
   /** How often flow logs are collected, ms (EVE: about 120 s). */
   flowlogIntervalMs: number;
   /** Skip POST /register and go straight to /uuid (a pre-registered device). */
@@ -70,6 +73,8 @@ export interface DeviceOptions {
   resume?: DeviceDiskState;
   /** Called whenever what the device keeps on disk changed (the fleet writes it to the state directory). */
   onDiskStateChange?: (state: DeviceDiskState) => void;
+  /** Where log files beyond the device's memory budget wait for upload (absent: all held in memory). */
+  logSpill?: LogSpill;
 }
 
 /** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */
@@ -101,6 +106,7 @@ export interface DeviceFinding {
     | 'bad-envelope'
     | 'undecodable-body'
     | 'undocumented-status'
+    | 'wrong-content-type'
     | 'bad-certs'
     | 'conformance';
   /** What was wrong, in words: e.g. the certificate that did not chain to the given root. */

@@ -72,6 +72,8 @@ export interface TransportRequest {
    * non-success answer is an error). Such answers are counted as expected, not as errors.
    */
   expect?: ExpectedAnswer;
+  /** The device's own whole-request deadline, ms (EVE's timer.send.timeout); the transport's applies when shorter or absent. */
+  timeoutMs?: number;
 }
 
 /**

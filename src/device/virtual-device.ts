@@ -258,6 +258,11 @@ export class VirtualDevice {
     return { info: this.info.pendingInfo, logs: this.logs.pendingFiles, flowlog: this.flowlog.queued };
   }
 
+  /** The log files waiting for upload: bytes kept (what EVE's quota counts) and bytes of them held in memory. */
+  logKeeping(): { keptBytes: number; memoryBytes: number } {
+    return { keptBytes: this.logs.pendingBytes, memoryBytes: this.logs.memoryBytes };
+  }
+
   /** Hash of the configuration last accepted ('' before the first one and after a reboot). */
   get configHash(): string {
     return this.configFetcher.configHash;
@@ -280,6 +285,9 @@ export class VirtualDevice {
   }
   get configIntervalS(): number {
     return this.configState.timers.configIntervalS;
+  }
+  get sendTimeoutS(): number {
+    return this.configState.timers.sendTimeoutS;
   }
   get fastUpload(): boolean {
     return this.configState.timers.newlogAllowFastUpload;

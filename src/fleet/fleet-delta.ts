@@ -117,6 +117,8 @@ export interface FleetDelta {
   queueBacklog: Record<string, number>;
   /** Reliable messages given up on so far, by kind (absolute). */
   undelivered: Record<string, number>;
+  /** Log files EVE's own on-disk quota deleted so far (absolute; not in `undelivered`; absent: none). */
+  droppedByQuota?: { logs: number };
   loop: LoopStats;
   /** Wake-ups pending in the worker's scheduler. */
   pendingTimers: number;

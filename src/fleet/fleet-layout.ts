@@ -59,6 +59,7 @@ export function behaviourOf(g: GroupSpec): DeviceBehaviour & { apps: AppSpec[] }
     eveVersion: g.eveVersion,
     logFormat: g.logFormat,
     logLinesPerSec: g.logLinesPerSec,
+    ...(g.logQuotaMB !== undefined ? { logQuotaBytes: g.logQuotaMB * 1_000_000 } : {}),
     flowlogIntervalMs: g.flowlogIntervalMs,
     preRegistered: g.preRegistered,
     api: g.api,

@@ -36,6 +36,7 @@ import { warmAllCodecs } from '../protocol/proto-root.js';
 import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
+import { LogSpillFile } from './log-spill-file.js';
 import type { FleetDeviceInfo, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
 /** What the shard needs from a device (VirtualDevice implements it). */
@@ -49,7 +50,7 @@ export interface FleetDevice {
   /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
   readonly drained?: boolean;
   /** Running counters; read field by field each second (stats() would build a snapshot per device). */
-  readonly tally: { undeliveredInfo: number; undeliveredLogs: number; undeliveredFlowlog: number };
+  readonly tally: { undeliveredInfo: number; undeliveredLogs: number; undeliveredFlowlog: number; droppedByQuotaLogs?: number };
   /** Reliable messages waiting to be sent, by kind. */
   backlog(): { info: number; logs: number; flowlog: number };
   /** Timeline power-on of a device an LPS command powered off (optional for fakes). */
@@ -124,6 +125,8 @@ export class ShardRunner {
   private diskStates: DeviceStateStore | undefined;
   /** Devices brought back from the state of a run that was cut off. */
   private resumed = 0;
+  /** Log files beyond the devices' memory budget (absent without a state directory: held in memory). */
+  private readonly logSpill: LogSpillFile | undefined;
 
   constructor(
     private readonly task: ShardTask,
@@ -138,6 +141,7 @@ export class ShardRunner {
     this.lpsFleet = new LpsFleet(task.scenario, this.layout, this.clock, [this.recorder]);
     this.everOnboarded = new Uint8Array(task.shard.count);
     this.recorder.lifecycle.idle = task.shard.count;
+    this.logSpill = task.stateDir !== undefined ? new LogSpillFile(task.stateDir, task.workerId) : undefined;
   }
 
   get size(): number {
@@ -309,6 +313,7 @@ export class ShardRunner {
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
     await this.closeDiskStates();
+    this.logSpill?.close();
     const loop = this.loop.summary();
     this.loop.stop();
     return {
@@ -493,6 +498,7 @@ export class ShardRunner {
       lps: this.lpsFleet.portsFor(index),
       ...(resume ? { resume } : {}),
       ...(disk ? { onDiskStateChange: (state) => disk.put(index, state) } : {}),
+      ...(this.logSpill ? { logSpill: this.logSpill } : {}),
     };
     if (resume) this.resumed++;
     try {
@@ -553,6 +559,7 @@ export class ShardRunner {
     const r = this.recorder.takeDelta();
     const backlog = { info: 0, logs: 0, flowlog: 0 };
     const und = { info: 0, logs: 0, flowlog: 0 };
+    let droppedByQuota = 0;
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];
       if (!d) continue;
@@ -561,6 +568,7 @@ export class ShardRunner {
         und.info += t.undeliveredInfo;
         und.logs += t.undeliveredLogs;
         und.flowlog += t.undeliveredFlowlog;
+        droppedByQuota += t.droppedByQuotaLogs ?? 0;
         const b = d.backlog();
         backlog.info += b.info;
         backlog.logs += b.logs;
@@ -586,6 +594,7 @@ export class ShardRunner {
       shardSize: this.size,
       queueBacklog: backlog,
       undelivered: und,
+      ...(droppedByQuota > 0 ? { droppedByQuota: { logs: droppedByQuota } } : {}),
       loop: this.loop ? this.loop.sample() : { p50Ms: 0, p99Ms: 0, maxMs: 0, utilisation: 0 },
       pendingTimers: this.scheduler.pending,
     };

@@ -31,7 +31,7 @@ export interface EndpointTotals {
 
 /** The latest gauges of a worker (as its last delta gave them), and its loop figures over the run. */
 export interface WorkerGauges
-  extends Pick<FleetDelta, 'workerId' | 'lifecycle' | 'onboardedEver' | 'health' | 'started' | 'shardSize' | 'queueBacklog' | 'undelivered' | 'loop' | 'pendingTimers'> {
+  extends Pick<FleetDelta, 'workerId' | 'lifecycle' | 'onboardedEver' | 'health' | 'started' | 'shardSize' | 'queueBacklog' | 'undelivered' | 'droppedByQuota' | 'loop' | 'pendingTimers'> {
   /** Worst interval p99 / max event-loop lag and mean busy share over the run. */
   worstLoopP99Ms: number;
   worstLoopMaxMs: number;
@@ -150,6 +150,7 @@ export class FleetAggregate {
       shardSize: d.shardSize,
       queueBacklog: d.queueBacklog,
       undelivered: d.undelivered,
+      ...(d.droppedByQuota ? { droppedByQuota: d.droppedByQuota } : {}),
       loop: d.loop,
       pendingTimers: d.pendingTimers,
       worstLoopP99Ms: Math.max(prev?.worstLoopP99Ms ?? 0, d.loop.p99Ms),
@@ -199,6 +200,13 @@ export class FleetAggregate {
 
   undelivered(): Record<string, number> {
     return sumRecords([...this.workers.values()].map((w) => w.undelivered));
+  }
+
+  /** Log files deleted by the devices' own on-disk quota (EVE's rule), over all workers. */
+  logsDroppedByQuota(): number {
+    let n = 0;
+    for (const w of this.workers.values()) n += w.droppedByQuota?.logs ?? 0;
+    return n;
   }
 
   /** The worker whose latest event-loop p99 is worst right now. */

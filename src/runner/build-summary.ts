@@ -85,6 +85,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     endpoints,
     overall,
     undelivered: und,
+    droppedByQuota: { logs: agg.logsDroppedByQuota() },
     findings: { total: agg.totalFindings, byKind: Object.fromEntries(agg.findings), examples: agg.findingExamples.toJson() },
     expected: { total: agg.totalExpected, rejections },
     ...(i.drain ? { drain: i.drain } : {}),

@@ -92,6 +92,7 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
     },
     generator: mergeGenerator(runs),
   };
+  if (runs.some((r) => r.droppedByQuota)) out.droppedByQuota = { logs: sum(runs.map((r) => r.droppedByQuota?.logs ?? 0)) };
   if (runs.some((r) => r.expected)) out.expected = mergeExpected(runs);
   if (runs.some((r) => r.drain)) out.drain = mergeDrain(runs);
   if (runs.some((r) => r.attestation)) out.attestation = addDeep(runs.map((r) => r.attestation).filter((a) => a !== undefined));

@@ -157,22 +157,38 @@ function factLines(s: RunSummary): string[] {
     .join(', ');
   return [
     `devices      ${d.total} total, ${d.onboarded} onboarded${pct}${states ? `; at the end: ${states}` : ''}`,
-    ...(s.drain ? [drainLine(s.drain)] : []),
+    ...(s.drain ? [drainLine(s.drain, u.total)] : []),
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
+    ...quotaLines(s),
     `findings     ${s.findings.total}${kinds ? ` (${kinds})` : ''}`,
     ...findingKindLines(s),
     ...(s.registerConflicts ? [registerConflictLine(s.registerConflicts)] : []),
   ];
 }
 
-/** The graceful stop: how long it took and what it left (a simulator step, not EVE behaviour). */
-function drainLine(dr: DrainSummary): string {
+/** Log files EVE's own on-disk quota deleted: apart from undelivered (a real device loses them too). */
+function quotaLines(s: RunSummary): string[] {
+  const n = s.droppedByQuota?.logs ?? 0;
+  return n > 0 ? [`dropped by the device's quota  ${n} log files (EVE deletes its oldest kept files over logs.quotaMB; not in undelivered)`] : [];
+}
+
+/**
+ * The graceful stop: how long it took and what it left (a simulator step, not EVE behaviour).
+ * It speaks only of the queues at the end; messages given up on earlier are named so the line
+ * never reads as "nothing lost" above a non-zero undelivered count.
+ */
+function drainLine(dr: DrainSummary, undelivered: number): string {
   const took = `${(dr.durationMs / 1000).toFixed(1)} s of up to ${(dr.gracefulStopMs / 1000).toFixed(1)} s`;
   const left = Object.entries(dr.leftAtStop).filter(([, n]) => n > 0);
+  const leftTotal = left.reduce((a, [, n]) => a + n, 0);
+  const earlier = Math.max(0, undelivered - leftTotal);
   const outcome =
     left.length === 0
-      ? 'every queued reliable message delivered'
-      : `still queued at stop: ${left.map(([k, n]) => `${k} ${n}`).join(', ')} (counted undelivered)`;
+      ? earlier === 0
+        ? 'every queued reliable message delivered'
+        : `queues emptied; ${earlier} reliable messages were given up on before the drain (counted undelivered)`
+      : `still queued at stop: ${left.map(([k, n]) => `${k} ${n}`).join(', ')} (counted undelivered)` +
+        (earlier > 0 ? `; ${earlier} more given up on before the drain` : '');
   return `drain        ${took} after the run (devices stop producing and deliver their queues): ${outcome}`;
 }
 

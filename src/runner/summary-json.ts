@@ -99,6 +99,8 @@ export interface RunSummary {
   overall: EndpointStats;
   /** Reliable messages (EVE's retried queues) still not delivered when the run ended. */
   undelivered: { info: number; logs: number; flowlog: number; total: number };
+  /** Log files the devices' own on-disk quota deleted, as EVE does (logs.quotaMB); not in `undelivered`. Absent from older summaries. */
+  droppedByQuota?: { logs: number };
   /** Problems devices found in the controller's answers (bad signature, undecodable body, ...). */
   findings: {
     total: number;

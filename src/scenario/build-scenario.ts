@@ -37,7 +37,7 @@ interface GroupDocument {
   count: number;
   eveVersion?: string;
   preRegistered?: boolean;
-  logs?: { format?: 'newlogs' | 'legacy'; linesPerSec?: number };
+  logs?: { format?: 'newlogs' | 'legacy'; linesPerSec?: number; quotaMB?: number };
   flowlog?: { interval?: string };
   apps?: (Partial<AppTemplate> & { name: string })[];
   configItems?: Record<string, Scalar>;
@@ -94,6 +94,8 @@ function buildGroup(g: GroupDocument): GroupSpec {
     preRegistered: g.preRegistered ?? d.preRegistered,
     logFormat: g.logs?.format ?? d.logFormat,
     logLinesPerSec: g.logs?.linesPerSec ?? d.logLinesPerSec,
+    // The group's own newlog.gzipfiles.ondisk.maxmegabytes config item, when it serves one, is the quota its devices keep.
+    logQuotaMB: g.logs?.quotaMB ?? configuredQuotaMB(configItems) ?? d.logQuotaMB,
     flowlogIntervalMs: g.flowlog?.interval !== undefined ? parseDuration(g.flowlog.interval) : d.flowlogIntervalMs,
     apps: (g.apps ?? []).map((a) => ({
       name: a.name,
@@ -108,6 +110,14 @@ function buildGroup(g: GroupDocument): GroupSpec {
     appStepMs: g.appStep !== undefined ? parseDuration(g.appStep) : d.appStepMs,
     ...capabilityFields('core'),
   };
+}
+
+/** newlog.gzipfiles.ondisk.maxmegabytes among a group's config items, when it is a value EVE accepts. */
+function configuredQuotaMB(items: Record<string, string>): number | undefined {
+  const v = items['newlog.gzipfiles.ondisk.maxmegabytes'];
+  if (v === undefined || !/^\d+$/.test(v)) return undefined;
+  const mb = Number(v);
+  return mb >= 10 && mb <= 4294967295 ? mb : undefined;
 }
 
 function buildArrival(a: ScenarioDocument['arrival']): { arrival: ArrivalSpec; overMs?: number } {

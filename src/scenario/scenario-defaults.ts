@@ -2,6 +2,7 @@
 // same table for users; change both together.
 
 import type { AppTemplate, ArrivalSpec, GroupSpec } from './scenario-types.js';
+import { EVE_LOG_QUOTA_MB } from '../device/telemetry/log-quota.js';
 
 export const DEFAULT_SEED = 1;
 /** How long devices may deliver their queues after the run's duration (scenario `gracefulStop`). */
@@ -17,6 +18,8 @@ export const GROUP_DEFAULTS: Omit<GroupSpec, 'name' | 'count'> = {
   preRegistered: false,
   logFormat: 'newlogs',
   logLinesPerSec: 1,
+  // EVE's default newlog.gzipfiles.ondisk.maxmegabytes (eve-wire-facts §3.5, §8.3).
+  logQuotaMB: EVE_LOG_QUOTA_MB,
   // EVE collects flow logs about every 120 s (eve-wire-facts §9).
   flowlogIntervalMs: 120_000,
   apps: [],

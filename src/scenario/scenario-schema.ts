@@ -58,7 +58,12 @@ const group: Schema = {
     logs: {
       type: 'object',
       additionalProperties: false,
-      properties: { format: { enum: ['newlogs', 'legacy'] }, linesPerSec: nonNegative },
+      properties: {
+        format: { enum: ['newlogs', 'legacy'] },
+        linesPerSec: nonNegative,
+        // EVE's newlog.gzipfiles.ondisk.maxmegabytes, with EVE's accepted range.
+        quotaMB: { type: 'integer', minimum: 10, maximum: 4294967295, expect: 'an integer number of megabytes, 10 to 4294967295 (EVE accepts no less than 10)' },
+      },
     },
     flowlog: { type: 'object', additionalProperties: false, properties: { interval: duration } },
     apps: { type: 'array', items: app },

@@ -64,6 +64,8 @@ export interface GroupSpec {
   logFormat: 'newlogs' | 'legacy';
   /** Device log lines per second. */
   logLinesPerSec: number;
+  /** EVE's quota for the log files a device keeps until upload, MB of 1,000,000 bytes (absent: EVE's default, 2048). */
+  logQuotaMB?: number;
   flowlogIntervalMs: number;
   apps: AppTemplate[];
   /** ConfigItems the controller serves to this group (EVE keys, decimal strings). */

@@ -4,11 +4,14 @@
 // TLS sessions resumed, new connections paced (connect-pacer.ts), one deadline per request.
 //
 // Any HTTP status resolves; only "no HTTP answer" rejects, with TransportError(code). Bodies are
-// read to the end (so the socket goes back to the pool) and capped.
+// read to the end (so the socket goes back to the pool) and capped per endpoint
+// (response-body-limits.ts); an answer over its cap fails as 'body-too-large' and its connection
+// is dropped. The deadline covers the whole exchange, so an answer dribbled byte by byte ends at it.
 //
 // Requests go through pool.dispatch with a small handler instead of pool.request: no Readable
 // stream per response, which is most of undici.request's per-request cost. Never global fetch.
 
+import { responseBodyLimit } from './response-body-limits.js';
 import tls from 'node:tls';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -116,8 +119,8 @@ export class ControllerTransport implements Transport {
 
   request(req: TransportRequest): Promise<TransportResponse> {
     return new Promise<TransportResponse>((resolve, reject) => {
-      const exchange = new Exchange(this, req, resolve, reject, this.maxBodyBytes);
-      exchange.timer = setTimeout(exchange.onDeadline, this.timeoutMs);
+      const exchange = new Exchange(this, req, resolve, reject, responseBodyLimit(req.endpoint, this.maxBodyBytes), requestDeadlineMs(req, this.timeoutMs));
+      exchange.timer = setTimeout(exchange.onDeadline, exchange.deadlineMs);
       try {
         this.pool.dispatch(
           {
@@ -194,6 +197,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     private readonly resolve: (r: TransportResponse) => void,
     private readonly reject: (e: Error) => void,
     private readonly maxBodyBytes: number,
+    /** This request's whole deadline, ms (requestDeadlineMs). */
+    readonly deadlineMs: number = owner.requestTimeoutMs,
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -248,7 +253,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   /** Arrow function: handed to setTimeout without a bind per request. */
   readonly onDeadline = (): void => {
     const err = new TransportError(
-      `${this.owner.describe(this.req)}: no HTTP answer within ${this.owner.requestTimeoutMs} ms (timeout)`,
+      `${this.owner.describe(this.req)}: no HTTP answer within ${this.deadlineMs} ms (timeout)`,
       'timeout',
     );
     this.abortReason = err;
@@ -276,6 +281,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
       'body-too-large',
     );
   }
+}
+
+/** A request's deadline: the transport's, or the device's own (EVE's timer.send.timeout) when shorter. */
+export function requestDeadlineMs(req: TransportRequest, transportTimeoutMs: number): number {
+  const own = req.timeoutMs;
+  return own !== undefined && own > 0 && own < transportTimeoutMs ? own : transportTimeoutMs;
 }
 
 export function parseBaseUrl(baseUrl: string): URL {

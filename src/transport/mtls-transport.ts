@@ -16,6 +16,8 @@
 // Memory: a SecureContext with a client key costs about 32-36 KiB and an idle TLS socket 10-16
 // KiB (docs/architecture.md); bench/tls-handshakes.ts measures the whole per-device cost.
 
+import { responseBodyLimit } from './response-body-limits.js';
+import { requestDeadlineMs } from './controller-transport.js';
 import type { KeyObject } from 'node:crypto';
 import tls from 'node:tls';
 import { Client } from 'undici';
@@ -138,8 +140,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
 
   request(req: TransportRequest): Promise<TransportResponse> {
     return new Promise<TransportResponse>((resolve, reject) => {
-      const exchange = new Exchange(this, req, resolve, reject, this.maxBodyBytes);
-      exchange.timer = setTimeout(exchange.onDeadline, this.timeoutMs);
+      const exchange = new Exchange(this, req, resolve, reject, responseBodyLimit(req.endpoint, this.maxBodyBytes), requestDeadlineMs(req, this.timeoutMs));
+      exchange.timer = setTimeout(exchange.onDeadline, exchange.deadlineMs);
       try {
         const client = this.clientFor(req.deviceIndex, req.clientCert ?? 'none');
         client.dispatch({ path: this.pathPrefix + req.path, method: req.method, headers: req.headers, body: req.body ?? null }, exchange);

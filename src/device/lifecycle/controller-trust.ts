@@ -140,6 +140,7 @@ export class ControllerTrust {
     if (answer.status !== 200 && answer.status !== 201) {
       return this.fail();
     }
+    if (!this.host.sender.contentTypeOk('certs', answer)) return this.fail();
     let verified: VerifiedCerts;
     try {
       verified = verifyCertsBody(answer.body, opts.rootCertPem, now);

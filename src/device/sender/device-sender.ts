@@ -3,6 +3,7 @@
 // zedcloud request statistics EVE reports in its metrics, and verification of enveloped answers
 // (§1.3). Failures come back as values, never as exceptions: one bad answer costs one finding.
 
+import { ONBOARDING_MIMES, protoContentTypeProblem } from './proto-content-type.js';
 import { senderCertHash } from '../../protocol/cert-hash.js';
 import { EnvelopeError, openResponse, sealRequest, type RequestSigner } from '../../protocol/envelope.js';
 import type { TrustedControllerCerts } from '../../protocol/controller-certs.js';
@@ -27,6 +28,8 @@ export interface SenderHost {
   readonly trust: SenderTrust;
   /** Device UUID, '' until /uuid answered. */
   readonly uuid: string;
+  /** EVE's timer.send.timeout, seconds: the whole-request deadline (absent or 0: the transport's). */
+  readonly sendTimeoutS?: number;
   finding(endpoint: EndpointKey, kind: DeviceFinding['kind'], detail: string, about?: FindingAbout): void;
 }
 
@@ -99,6 +102,7 @@ export class DeviceSender {
    * /certs again, as EVE does.
    */
   open(endpoint: EndpointKey, answer: TransportResponse, now: Millis): Uint8Array | undefined {
+    if (!this.contentTypeOk(endpoint, answer)) return undefined;
     // v1 answers carry no envelope: mutual TLS authenticated the controller.
     if (this.v1) return this.v1.payload(endpoint, answer.body);
     const trust = this.host.trust.current;
@@ -120,6 +124,14 @@ export class DeviceSender {
       } else this.reject(endpoint, 'bad-envelope', (e as Error).message);
       return undefined;
     }
+  }
+
+  /** EVE reads a protobuf answer only with its Content-Type (proto-content-type.ts); else a finding. */
+  contentTypeOk(endpoint: EndpointKey, answer: TransportResponse): boolean {
+    const problem = protoContentTypeProblem(answer.headers, answer.body, endpoint === 'uuid' || endpoint === 'certs' ? ONBOARDING_MIMES : undefined);
+    if (problem === undefined) return true;
+    this.reject(endpoint, 'wrong-content-type', `${problem} (${answer.body.length} bytes)`);
+    return false;
   }
 
   /** Counts an answer whose status was success but whose body could not be used, and reports it. */
@@ -163,6 +175,8 @@ export class DeviceSender {
     try {
       const req: TransportRequest = { endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index };
       if (expect) req.expect = expect;
+      const sendTimeoutS = this.host.sendTimeoutS;
+      if (sendTimeoutS !== undefined && sendTimeoutS > 0) req.timeoutMs = sendTimeoutS * 1000;
       if (wire) req.clientCert = wire.clientCert;
       answer = await opts.transport.request(req);
     } catch {

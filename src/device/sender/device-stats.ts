@@ -37,6 +37,8 @@ export interface DeviceStatsSnapshot {
   undelivered: Record<ReliableKind, number>;
   /** Log entries inside the undelivered log files/bundles. */
   undeliveredLogEntries: number;
+  /** Log files EVE itself would have deleted (its on-disk quota, telemetry/log-quota.ts), not counted undelivered. */
+  droppedByQuota: { logs: number; logEntries: number };
   /** Findings reported through onFinding. */
   findings: number;
   /** Callbacks that threw and were caught (a device bug, never a controller's fault). */
@@ -49,6 +51,8 @@ export class DeviceStats {
   undeliveredLogs = 0;
   undeliveredLogEntries = 0;
   undeliveredFlowlog = 0;
+  droppedByQuotaLogs = 0;
+  droppedByQuotaLogEntries = 0;
   findings = 0;
   internalErrors = 0;
 
@@ -80,6 +84,7 @@ export class DeviceStats {
       endpoints,
       undelivered: { info: this.undeliveredInfo, logs: this.undeliveredLogs, flowlog: this.undeliveredFlowlog },
       undeliveredLogEntries: this.undeliveredLogEntries,
+      droppedByQuota: { logs: this.droppedByQuotaLogs, logEntries: this.droppedByQuotaLogEntries },
       findings: this.findings,
       internalErrors: this.internalErrors,
     };

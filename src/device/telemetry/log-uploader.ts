@@ -8,9 +8,13 @@
 // cadence: first tick at 90 s, interval by backlog, 429 back-off mode, 503/no answer retried
 // later, other 4xx retried up to 10 times and then moved aside as failed.
 //
-// Logs are reliable: a file leaves the backlog only when delivered, failed after 10 refusals,
-// discarded to keep the backlog within LOG_BACKLOG_LIMIT_BYTES (oldest first), or still pending at
-// stop; every way but delivery is counted as undelivered.
+// Logs are reliable: a file leaves the backlog only when delivered, failed after 10 refusals
+// (counted undelivered), deleted by EVE's on-disk quota (log-quota.ts; counted apart as dropped by
+// the device's quota), or still pending at stop (counted undelivered).
+//
+// Kept files are what EVE keeps on disk: a device holds up to LOG_MEMORY_BUDGET_BYTES of them in
+// memory and hands the rest to the worker's spill store (log-spill-port.ts), from which a file is
+// read back when its turn to be uploaded comes; without a store every file stays in memory.
 
 import type { EndpointKey } from '../../protocol/endpoints.js';
 import { v2Path } from '../../protocol/endpoints.js';
@@ -26,9 +30,8 @@ import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogGenerat
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from '../ports.js';
 import { exactBytes } from '../../protocol/exact-bytes.js';
-
-/** Compressed log bytes a device keeps waiting for upload (EVE keeps them on disk; we are in memory). */
-export const LOG_BACKLOG_LIMIT_BYTES = 32 * 1024;
+import { LOG_MEMORY_BUDGET_BYTES, type SpillRef } from './log-spill-port.js';
+import { logQuota, logQuotaOfBytes, overQuota, underQuota, type LogQuota } from './log-quota.js';
 
 /** A running app whose console output is collected. */
 export interface LogApp {
@@ -58,7 +61,11 @@ export interface LogHost {
 }
 
 interface LogFile {
-  bytes: Uint8Array;
+  /** The file's bytes when held in memory; undefined when spilled. */
+  bytes: Uint8Array | undefined;
+  /** Where the bytes are when spilled. */
+  spilled: SpillRef | undefined;
+  size: number;
   lines: number;
   createdAt: Millis;
   /** Refusals with a non-retriable 4xx so far. */
@@ -70,7 +77,11 @@ interface LogFile {
 export class LogUploader {
   private deviceFiles: LogFile[] = [];
   private appFiles: LogFile[] = [];
+  /** Bytes of every kept file (what EVE's quota counts). */
   private backlogBytes = 0;
+  /** Bytes of the kept files held in memory. */
+  private heldBytes = 0;
+  private readonly quota: LogQuota;
   /** Device lines are generated up to here. */
   /** Start of the device lines not yet collected; undefined until start() (nothing was written before). */
   private deviceFrom: Millis | undefined;
@@ -84,6 +95,8 @@ export class LogUploader {
 
   constructor(private readonly host: LogHost) {
     this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
+    const q = host.opts.behaviour.logQuotaBytes;
+    this.quota = q === undefined ? logQuota() : logQuotaOfBytes(q);
   }
 
   get pendingFiles(): number {
@@ -92,6 +105,11 @@ export class LogUploader {
 
   get pendingBytes(): number {
     return this.backlogBytes;
+  }
+
+  /** Bytes of the waiting files held in memory (the rest is spilled). */
+  get memoryBytes(): number {
+    return this.heldBytes;
   }
 
   /** Starts (or restarts after a boot) log collection and the upload cadence; the backlog survives. */
@@ -138,11 +156,12 @@ export class LogUploader {
   stop(now: Millis): void {
     this.timer.cancel();
     this.collect(now);
-    for (const f of this.deviceFiles) this.countUndelivered(f);
-    for (const f of this.appFiles) this.countUndelivered(f);
-    this.deviceFiles = [];
-    this.appFiles = [];
-    this.backlogBytes = 0;
+    for (const files of [this.deviceFiles, this.appFiles]) {
+      for (const f of [...files]) {
+        this.remove(files, f);
+        this.countUndelivered(f);
+      }
+    }
   }
 
   private async tick(dueAt: Millis): Promise<void> {
@@ -201,11 +220,13 @@ export class LogUploader {
     const legacy = host.opts.behaviour.logFormat === 'legacy';
     const endpoint: EndpointKey = file.appUuid === undefined ? (legacy ? 'logs' : 'newlogs') : legacy ? 'applogs' : 'appnewlogs';
     const path = v2Path(endpoint, host.uuid, file.appUuid);
-    const answer = await host.sender.post(endpoint, path, file.bytes, dueAt);
+    const bytes = await this.bytesOf(files, file);
+    if (gen !== host.generation || bytes === undefined) return;
+    const answer = await host.sender.post(endpoint, path, bytes, dueAt);
     if (gen !== host.generation) return;
     const now = host.opts.clock.now();
     const schedule = this.schedule!;
-    host.counters.recordLogUpload({ bytes: file.bytes.length, status: answer?.status, latencyMs: now - dueAt, at: now, app: file.appUuid !== undefined });
+    host.counters.recordLogUpload({ bytes: file.size, status: answer?.status, latencyMs: now - dueAt, at: now, app: file.appUuid !== undefined });
     if (answer === undefined) {
       schedule.onUnavailable(now);
       return;
@@ -227,6 +248,20 @@ export class LogUploader {
       }
     }
     // Other statuses (5xx): the same file is tried again on a later tick.
+  }
+
+  /** A waiting file's bytes, read back from the spill when they are not in memory. */
+  private async bytesOf(files: LogFile[], file: LogFile): Promise<Uint8Array | undefined> {
+    if (file.bytes !== undefined) return file.bytes;
+    const spill = this.host.opts.logSpill;
+    try {
+      return await spill!.read(file.spilled!);
+    } catch (err) {
+      // The kept copy is unreadable: the file is lost (counted), and the error shows as a device error.
+      this.remove(files, file);
+      this.countUndelivered(file);
+      throw err;
+    }
   }
 
   /** Closes the device file and every running app's file up to `now`. */
@@ -256,13 +291,29 @@ export class LogUploader {
     const packed = host.opts.behaviour.logFormat === 'legacy' ? this.packLegacy(entries, now, app) : this.packNewlogs(entries, now, app);
     const target = app ? this.appFiles : this.deviceFiles;
     for (const p of packed) {
-      const file: LogFile = { bytes: exactBytes(p.bytes), lines: p.lines, createdAt: now, refusals: 0 };
+      const file = this.keep(exactBytes(p.bytes), p.lines, now);
       if (app) file.appUuid = app.uuid;
       target.push(file);
-      this.backlogBytes += p.bytes.length;
       host.counters.recordGzipFile(p.bytes.length);
     }
-    this.enforceLimit();
+    this.enforceQuota();
+  }
+
+  /** A new waiting file: in memory while the device's budget allows, else in the spill. */
+  private keep(bytes: Uint8Array, lines: number, now: Millis): LogFile {
+    const size = bytes.length;
+    this.backlogBytes += size;
+    const spill = this.host.opts.logSpill;
+    if (spill !== undefined && this.heldBytes + size > LOG_MEMORY_BUDGET_BYTES) {
+      try {
+        const ref = spill.put(this.host.opts.index, bytes);
+        return { bytes: undefined, spilled: ref, size, lines, createdAt: now, refusals: 0 };
+      } catch {
+        // The spill cannot take it (disk full, ...): held in memory, still within EVE's quota.
+      }
+    }
+    this.heldBytes += size;
+    return { bytes, spilled: undefined, size, lines, createdAt: now, refusals: 0 };
   }
 
   private packNewlogs(entries: DeviceLogEntry[], now: Millis, app: LogApp | undefined): { bytes: Uint8Array; lines: number }[] {
@@ -300,25 +351,33 @@ export class LogUploader {
     return out;
   }
 
-  /** Keeps the backlog within its byte budget by discarding the oldest files (counted). */
-  private enforceLimit(): void {
-    while (this.backlogBytes > LOG_BACKLOG_LIMIT_BYTES) {
-      const d = this.deviceFiles[0];
-      const a = this.appFiles[0];
-      const victims = d && (!a || d.createdAt <= a.createdAt) ? this.deviceFiles : this.appFiles;
-      const f = victims[0];
-      if (!f || this.pendingFiles <= 1) break; // never discard the only (newest) file
-      this.remove(victims, f);
-      this.countUndelivered(f);
+  /** EVE's on-disk quota (log-quota.ts): over it, the oldest app files go first, then the oldest device files. */
+  private enforceQuota(): void {
+    const q = this.quota;
+    if (!overQuota(q, this.backlogBytes, this.pendingFiles)) return;
+    for (const victims of [this.appFiles, this.deviceFiles]) {
+      while (victims.length > 0 && !underQuota(q, this.backlogBytes, this.pendingFiles)) {
+        if (this.pendingFiles <= 1) return; // never the only (newest) file
+        const f = victims[0]!;
+        this.remove(victims, f);
+        this.host.tally.droppedByQuotaLogs++;
+        this.host.tally.droppedByQuotaLogEntries += f.lines;
+      }
     }
   }
 
   private remove(files: LogFile[], file: LogFile): void {
     const i = files.indexOf(file);
-    if (i >= 0) {
-      files.splice(i, 1);
-      this.backlogBytes -= file.bytes.length;
+    if (i < 0) return;
+    files.splice(i, 1);
+    this.backlogBytes -= file.size;
+    if (file.spilled !== undefined) {
+      this.host.opts.logSpill?.release(file.spilled);
+      file.spilled = undefined;
+    } else {
+      this.heldBytes -= file.size;
     }
+    file.bytes = undefined;
   }
 
   private countUndelivered(f: LogFile): void {

@@ -13,6 +13,7 @@ const FINDING_KIND_SET: Record<DeviceFinding['kind'], true> = {
   'bad-envelope': true,
   'undecodable-body': true,
   'undocumented-status': true,
+  'wrong-content-type': true,
   'bad-certs': true,
   conformance: true,
 };
