@@ -9,6 +9,8 @@ import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
 import { parseStartAt } from './parse-start-at.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
+import { parseFaultFlags } from '../faults/fault-flags.js';
+import type { FaultAction } from '../faults/fault-spec.js';
 
 export interface RunArgs {
   scenario: string;
@@ -33,6 +35,8 @@ export interface RunArgs {
   startAt?: string;
   fleetId?: string;
   dryRun?: boolean;
+  /** `--fault` (repeatable): faults appended to the scenario's timeline. */
+  fault?: string | string[];
   quiet: boolean;
 }
 
@@ -42,7 +46,9 @@ export async function runRun(a: RunArgs): Promise<number> {
   let gracefulStopMs: number | undefined;
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
+  let faults: FaultAction[] = [];
   try {
+    faults = parseFaultFlags((a.fault === undefined ? [] : Array.isArray(a.fault) ? a.fault : [a.fault]).map(String));
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
@@ -88,7 +94,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin, faults });
   } finally {
     await controllerAdmin?.close();
   }
@@ -104,9 +110,10 @@ async function runWith(
     startAtMs: number | undefined;
     controller: { url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
+    faults: FaultAction[];
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin } = p;
+  const { durationMs, arrivalOverMs, gracefulStopMs, shard, startAtMs, controller, controllerAdmin, faults } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -126,6 +133,7 @@ async function runWith(
     ...(startAtMs !== undefined ? { startAtMs } : {}),
     ...(a.fleetId !== undefined ? { fleetId: String(a.fleetId) } : {}),
     ...(a.dryRun ? { dryRun: true } : {}),
+    ...(faults.length > 0 ? { faults } : {}),
     quiet: a.quiet,
     startEmbeddedController: startControllerInThread,
     startLps: startLpsInThread,

@@ -34,6 +34,7 @@ import { warmAllCodecs } from '../protocol/proto-root.js';
 import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
+import { ShardFaults } from '../faults/shard-faults.js';
 import type { FleetDeviceInfo, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
 /** What the shard needs from a device (VirtualDevice implements it). */
@@ -41,7 +42,10 @@ export interface FleetDevice {
   /** Powers on; `dueAt` is the scheduled arrival time (a late start counts as latency). */
   start(dueAt?: Millis): void;
   stop(): void;
-  rebootNow(): void;
+  /** Power fails now; back after `downtimeMs` (absent: the usual reboot downtime). */
+  rebootNow(cause?: 'power-fail', downtimeMs?: number): void;
+  /** The tpm-reset fault; true when the device had a TPM to reset (optional for fakes). */
+  tpmReset?(): boolean;
   /** End of the run: stop producing and deliver what is queued (simulator action; optional for fakes). */
   drain?(): void;
   /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
@@ -114,6 +118,8 @@ export class ShardRunner {
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
+  /** The scenario's faults as this worker applies them (src/faults/). */
+  private readonly faults: ShardFaults;
 
   constructor(
     private readonly task: ShardTask,
@@ -128,6 +134,7 @@ export class ShardRunner {
     this.lpsFleet = new LpsFleet(task.scenario, this.layout, this.clock, [this.recorder]);
     this.everOnboarded = new Uint8Array(task.shard.count);
     this.recorder.lifecycle.idle = task.shard.count;
+    this.faults = new ShardFaults(task.scenario, this.clock, task.workerId);
   }
 
   get size(): number {
@@ -228,7 +235,7 @@ export class ShardRunner {
     const { task, deps } = this;
     // Default: per group, a shared v2 pool or per-device (mutual TLS for v1) connections.
     const createTransport = deps.createTransport ?? ((t: ShardTask) => new FleetTransport(t, this.layout, this.identities));
-    const inner = createTransport(task);
+    const inner = this.faults.wrapTransport(createTransport(task), startAtMs, task.scenario.seed);
     this.inFlightNow = () => {
       const pool = inner.stats?.();
       return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
@@ -251,6 +258,12 @@ export class ShardRunner {
 
     this.scheduleArrivals(startAtMs, transport);
     this.scheduleTimeline(startAtMs);
+    this.faults.schedule(
+      this.scheduler,
+      startAtMs,
+      { count: this.devices.length, indexOf: (local) => this.indexOf(local), device: (local) => this.devices[local] },
+      (index, what, err) => this.recorder.onDeviceError(index, what, err),
+    );
     this.scheduler.start();
     sender.start();
 
@@ -292,6 +305,7 @@ export class ShardRunner {
     await this.lpsFleet.destroy();
     const loop = this.loop.summary();
     this.loop.stop();
+    const faults = this.faults.tallies(Array.from({ length: this.size }, (_, local) => this.indexOf(local)));
     return {
       workerId: task.workerId,
       finalDelta,
@@ -310,6 +324,7 @@ export class ShardRunner {
         ...(this.memorySampleState ? { atSample: this.memorySampleState } : {}),
       },
       ...(recordStats ? { record: recordStats } : {}),
+      ...(faults ? { faults } : {}),
     };
   }
 
@@ -428,7 +443,7 @@ export class ShardRunner {
     const index = this.indexOf(local);
     const identity = this.identities[local]!;
     const g = this.layout.groupOf(index);
-    const opts: DeviceOptions = {
+    const opts: DeviceOptions = this.faults.deviceOptions({
       index,
       identity,
       behaviour: this.layout.behaviours[g]!,
@@ -441,7 +456,7 @@ export class ShardRunner {
       onFinding: this.onFinding,
       ...(this.tpms[local] ? { tpm: this.tpms[local] } : {}),
       lps: this.lpsFleet.portsFor(index),
-    };
+    });
     try {
       const device = this.deps.createDevice(opts);
       this.devices[local] = device;

@@ -130,4 +130,6 @@ export interface ShardResult {
   };
   /** --record writer figures, when recording. */
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };
+  /** What each of the scenario's faults did in this worker (absent: the scenario has none). */
+  faults?: import('../faults/fault-tally.js').FaultTally[];
 }

@@ -110,6 +110,8 @@ export interface RunSummary {
   lps?: import('./lps/lps-summary.js').LpsRunSummary;
   /** The run over time, interval by interval (run-series.ts); absent in summaries of older versions. */
   series?: import('./run-series.js').RunSeries;
+  /** The faults the generator injected (issue 12 §2): window, target, devices and requests hit; absent without faults. */
+  faults?: import('./faults/fault-summary.js').FaultSummary[];
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
   /** What `evesim merge` combines the summaries of a fleet's shards from (mergeable-summary.ts). */

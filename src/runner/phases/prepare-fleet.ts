@@ -122,6 +122,7 @@ function overridesOf(opts: RunScenarioOptions): ScenarioOverrides {
   if (opts.arrivalOverMs !== undefined) overrides.arrivalOverMs = opts.arrivalOverMs;
   if (opts.gracefulStopMs !== undefined) overrides.gracefulStopMs = opts.gracefulStopMs;
   if (opts.seed !== undefined) overrides.seed = opts.seed;
+  if (opts.faults !== undefined && opts.faults.length > 0) overrides.faults = opts.faults;
   if (opts.controller) {
     const c = opts.controller;
     overrides.target = {

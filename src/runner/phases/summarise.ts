@@ -6,6 +6,7 @@
 import os from 'node:os';
 import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
+import { buildFaultSummary } from '../faults/fault-summary.js';
 import { renderReport } from '../report-table.js';
 import type { RunScenarioResult } from '../run-options.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
@@ -44,6 +45,8 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
     },
   });
   mainLoop.stop();
+  const faults = buildFaultSummary(scenario, drained.faults);
+  if (faults) measured.faults = faults;
   for (const c of servers.capabilities) await c.summarise?.(measured);
   const thresholds = evaluateThresholds(scenario.thresholds, measured);
   const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;
