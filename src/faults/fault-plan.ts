@@ -4,8 +4,7 @@
 // exactly round(share × devices) of them (at least one) by a seeded shuffle.
 
 import { SeededRng } from '../device/core/seeded-rng.js';
-import { FleetLayout } from '../fleet/fleet-layout.js';
-import type { Scenario } from '../scenario/scenario-types.js';
+import type { GroupSpec, Scenario } from '../scenario/scenario-types.js';
 import { faultEndMs, faultLabel, isFaultAction, type FaultAction } from './fault-spec.js';
 
 export interface PlannedFault {
@@ -27,8 +26,8 @@ export interface PlannedFault {
 export class FaultPlan {
   private constructor(readonly faults: readonly PlannedFault[]) {}
 
-  static of(scenario: Pick<Scenario, 'seed' | 'groups' | 'timeline'>): FaultPlan {
-    const layout = FleetLayout.of(scenario);
+  static of(scenario: { seed: number; groups: readonly Pick<GroupSpec, 'name' | 'count'>[]; timeline: Scenario['timeline'] }): FaultPlan {
+    const layout = new GroupRanges(scenario.groups);
     const faults = scenario.timeline.filter(isFaultAction).map((f, id) => planOne(f, id, layout, scenario.seed));
     return new FaultPlan(faults);
   }
@@ -43,7 +42,25 @@ export class FaultPlan {
   }
 }
 
-function planOne(fault: FaultAction, id: number, layout: FleetLayout, seed: number): PlannedFault {
+/** Groups take consecutive fleet index ranges in file order (as FleetLayout has them). */
+class GroupRanges {
+  readonly total: number;
+  constructor(private readonly groups: readonly Pick<GroupSpec, 'name' | 'count'>[]) {
+    this.total = groups.reduce((n, g) => n + g.count, 0);
+  }
+
+  /** First fleet index and device count of the named group. */
+  range(name: string): { first: number; count: number } {
+    let first = 0;
+    for (const g of this.groups) {
+      if (g.name === name) return { first, count: g.count };
+      first += g.count;
+    }
+    throw new Error(`fault: no group named "${name}" (groups: ${this.groups.map((g) => g.name).join(', ')})`);
+  }
+}
+
+function planOne(fault: FaultAction, id: number, layout: GroupRanges, seed: number): PlannedFault {
   const total = layout.total;
   const hit = new Uint8Array(total);
   let deviceCount = 0;
@@ -56,9 +73,7 @@ function planOne(fault: FaultAction, id: number, layout: FleetLayout, seed: numb
       } else outsideFleet.push(i);
     }
   } else {
-    const g = fault.group === undefined ? undefined : layout.groupNamed(fault.group);
-    const first = g === undefined ? 0 : firstIndexOf(layout, g);
-    const n = g === undefined ? total : layout.groups[g]!.count;
+    const { first, count: n } = fault.group === undefined ? { first: 0, count: total } : layout.range(fault.group);
     const k = fault.share === undefined ? n : Math.min(n, Math.max(1, Math.round(n * fault.share)));
     for (const pos of choose(n, k, SeededRng.create(seed, id, `fault/${fault.action}`))) hit[first + pos] = 1;
     deviceCount = k;
@@ -73,12 +88,6 @@ function planOne(fault: FaultAction, id: number, layout: FleetLayout, seed: numb
     outsideFleet,
     selects: (index) => hit[index] === 1,
   };
-}
-
-function firstIndexOf(layout: FleetLayout, group: number): number {
-  let first = 0;
-  for (let g = 0; g < group; g++) first += layout.groups[g]!.count;
-  return first;
 }
 
 /** k distinct positions of 0..n-1 (a partial Fisher–Yates shuffle); all of them when k == n. */

@@ -5,7 +5,6 @@
 import { FaultPlan } from '../../faults/fault-plan.js';
 import { describeFaultParams, describeFaultTarget } from '../../faults/fault-spec.js';
 import type { FaultTally } from '../../faults/fault-tally.js';
-import type { Scenario } from '../../scenario/scenario-types.js';
 import type { RunEvent } from '../run-series.js';
 
 export interface FaultSummary {
@@ -27,7 +26,7 @@ export interface FaultSummary {
 }
 
 /** One entry per fault of the scenario (undefined when it has none). */
-export function buildFaultSummary(scenario: Pick<Scenario, 'seed' | 'groups' | 'timeline'>, tallies: readonly FaultTally[] | undefined): FaultSummary[] | undefined {
+export function buildFaultSummary(scenario: Parameters<typeof FaultPlan.of>[0], tallies: readonly FaultTally[] | undefined): FaultSummary[] | undefined {
   const plan = FaultPlan.of(scenario);
   if (plan.empty) return undefined;
   return plan.faults.map((p) => {
@@ -50,7 +49,7 @@ export function buildFaultSummary(scenario: Pick<Scenario, 'seed' | 'groups' | '
  * The fault windows as run events: a 'fault-start' at each start and a 'fault-end' at each end
  * that falls within the run (`durationMs`), in time order. For the series producer.
  */
-export function faultRunEvents(scenario: Pick<Scenario, 'seed' | 'groups' | 'timeline'>, durationMs: number): RunEvent[] {
+export function faultRunEvents(scenario: Parameters<typeof FaultPlan.of>[0], durationMs: number): RunEvent[] {
   const events: RunEvent[] = [];
   for (const p of FaultPlan.of(scenario).faults) {
     events.push({ tMs: p.startMs, kind: 'fault-start', label: p.label });
