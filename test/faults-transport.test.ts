@@ -136,6 +136,25 @@ describe('FaultTransport', () => {
     expect(inner.seen.map((r) => r.deviceIndex)).toEqual([5]);
   });
 
+  it('recovery: a hit device is current again at its first configuration answer after the window', async () => {
+    const { clock, t } = setup([{ atMs: 0, action: 'partition', devices: [1, 2], forMs: 10_000 }]);
+    expect(await codeOf(t.request(req(1)))).toBe('ENETUNREACH');
+    expect(await codeOf(t.request(req(2)))).toBe('ENETUNREACH');
+    clock.t = START + 13_000;
+    expect(await codeOf(t.request({ ...req(1), endpoint: 'info' }))).toBe('answered'); // not a configuration answer
+    expect([...t.recovered[0]!]).toEqual([]);
+    clock.t = START + 14_000;
+    expect(await codeOf(t.request(req(1)))).toBe('answered');
+    expect(await codeOf(t.request(req(3)))).toBe('answered'); // never hit: not counted
+    expect([...t.recovered[0]!]).toEqual([1]);
+    expect(t.recoveryMs[0]).toBe(4_000);
+    clock.t = START + 19_000;
+    expect(await codeOf(t.request(req(2)))).toBe('answered');
+    expect(await codeOf(t.request(req(1)))).toBe('answered'); // already current: the first answer counts
+    expect([...t.recovered[0]!].sort()).toEqual([1, 2]);
+    expect(t.recoveryMs[0]).toBe(9_000);
+  });
+
   it('destroy() ends hung requests with closed and destroys the inner transport', async () => {
     const { t, inner } = setup([{ atMs: 0, action: 'blackhole' }]);
     const hung = codeOf(t.request(req(0)));

@@ -10,6 +10,10 @@ export interface FaultTally {
   devicesHit: number;
   /** Requests it changed (network faults) or sent on a skewed clock (clock-skew). */
   requests: number;
+  /** Network faults with an end: devices hit that got a configuration answer after the window. */
+  recovered?: number;
+  /** ... and the longest time from the window's end to such a device's first answer, ms. */
+  recoveryMs?: number;
 }
 
 /** Sums the workers' tallies, fault by fault. */
@@ -21,6 +25,10 @@ export function sumFaultTallies(perWorker: readonly (readonly FaultTally[] | und
       sum.devices += t.devices;
       sum.devicesHit += t.devicesHit;
       sum.requests += t.requests;
+      if (t.recovered !== undefined) {
+        sum.recovered = (sum.recovered ?? 0) + t.recovered;
+        sum.recoveryMs = Math.max(sum.recoveryMs ?? 0, t.recoveryMs ?? 0);
+      }
       byId.set(t.id, sum);
     }
   }

@@ -62,6 +62,12 @@ export class FaultTransport implements Transport {
   readonly requestsAffected: number[];
   /** Devices with at least one request each fault changed, by plan id. */
   readonly devicesAffected: Set<number>[];
+  /** Devices a fault hit that got a configuration answer (200 or 304) after its window, by plan id. */
+  readonly recovered: Set<number>[];
+  /** Longest time from a fault's end to a hit device's first configuration answer after it, ms, by plan id. */
+  readonly recoveryMs: number[];
+  /** A fault has hit a device: configuration answers are watched for recovery. */
+  private watching = false;
   private readonly timers: FaultTimers;
   private readonly timeoutMs: number;
   /** Waits in progress (delays and hangs), so destroy() can end them. */
@@ -75,13 +81,15 @@ export class FaultTransport implements Transport {
     this.faults = plan.faults.filter((p) => isNetworkFault(p.fault));
     this.requestsAffected = plan.faults.map(() => 0);
     this.devicesAffected = plan.faults.map(() => new Set<number>());
+    this.recovered = plan.faults.map(() => new Set<number>());
+    this.recoveryMs = plan.faults.map(() => 0);
     this.timers = opts.timers ?? REAL_TIMERS;
     this.timeoutMs = opts.requestTimeoutMs ?? DEFAULT_FAULT_TIMEOUT_MS;
   }
 
   async request(req: TransportRequest): Promise<TransportResponse> {
     const active = this.activeFor(req.deviceIndex);
-    if (active.length === 0) return this.inner.request(req);
+    if (active.length === 0) return this.watching ? this.inner.request(req).then((res) => this.noteAnswer(req, res)) : this.inner.request(req);
     let delay = 0;
     let fail: PlannedFault | undefined;
     let hang: PlannedFault | undefined;
@@ -124,12 +132,25 @@ export class FaultTransport implements Transport {
       await this.inner.request(req).catch(() => undefined);
       throw this.error(reset, req, 'connection reset after the request was sent (fault injected)');
     }
-    return this.inner.request(req);
+    return this.inner.request(req).then((res) => this.noteAnswer(req, res));
   }
 
   private count(p: PlannedFault, req: TransportRequest): void {
     this.requestsAffected[p.id]!++;
     this.devicesAffected[p.id]!.add(req.deviceIndex);
+    if (Number.isFinite(p.endMs)) this.watching = true;
+  }
+
+  /** A configuration answer after a fault's window: the device it hit is current again. */
+  private noteAnswer(req: TransportRequest, res: TransportResponse): TransportResponse {
+    if (req.endpoint !== 'config' || (res.status !== 200 && res.status !== 304)) return res;
+    const t = this.opts.clock.now() - this.opts.startAtMs;
+    for (const p of this.faults) {
+      if (t < p.endMs || !this.devicesAffected[p.id]!.has(req.deviceIndex) || this.recovered[p.id]!.has(req.deviceIndex)) continue;
+      this.recovered[p.id]!.add(req.deviceIndex);
+      if (t - p.endMs > this.recoveryMs[p.id]!) this.recoveryMs[p.id] = t - p.endMs;
+    }
+    return res;
   }
 
   /** Faults active now for fleet index `index`. */

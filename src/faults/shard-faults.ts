@@ -109,7 +109,12 @@ export class ShardFaults {
     return this.plan.faults.map((p): FaultTally => {
       const t = this.transport;
       if (isNetworkFault(p.fault)) {
-        return { id: p.id, devices: devices[p.id]!, devicesHit: t?.devicesAffected[p.id]!.size ?? 0, requests: t?.requestsAffected[p.id] ?? 0 };
+        const tally: FaultTally = { id: p.id, devices: devices[p.id]!, devicesHit: t?.devicesAffected[p.id]!.size ?? 0, requests: t?.requestsAffected[p.id] ?? 0 };
+        if (t && Number.isFinite(p.endMs)) {
+          tally.recovered = t.recovered[p.id]!.size;
+          tally.recoveryMs = t.recoveryMs[p.id]!;
+        }
+        return tally;
       }
       if (p.fault.action === 'clock-skew') {
         return { id: p.id, devices: devices[p.id]!, devicesHit: this.skewedDevices[p.id]!.size, requests: this.skewedRequests[p.id]! };

@@ -8,10 +8,12 @@ import type { RunCapability } from '../run-capability.js';
 import { FaultPlan } from '../../faults/fault-plan.js';
 import { registerFaultMetrics } from './fault-metrics.js';
 import { faultReportLines } from './fault-report.js';
+import { measureFaultRecovery } from './fault-thresholds.js';
 
 export const FAULT_RUN: RunCapability = {
   name: 'faults',
   timelineActions: FAULT_KINDS,
+  measureThreshold: measureFaultRecovery,
   reportAfterFacts: (s) => faultReportLines(s.faults),
   async start(ctx) {
     const plan = FaultPlan.of(ctx.scenario);

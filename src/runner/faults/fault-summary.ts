@@ -23,6 +23,9 @@ export interface FaultSummary {
   devicesHit: number;
   /** Requests it changed (network faults) or sent on a skewed clock (clock-skew); 0 for power-loss and tpm-reset. */
   requests: number;
+  /** Network faults that end within the run: devices hit that got a configuration answer (200 or
+   *  304) after the window — current again — and the longest time from the end to such an answer. */
+  recovery?: { devices: number; maxMs: number };
 }
 
 /** One entry per fault of the scenario (undefined when it has none). */
@@ -41,6 +44,7 @@ export function buildFaultSummary(scenario: Parameters<typeof FaultPlan.of>[0], 
       devices: t?.devices ?? 0,
       devicesHit: t?.devicesHit ?? 0,
       requests: t?.requests ?? 0,
+      ...(t?.recovered !== undefined ? { recovery: { devices: t.recovered, maxMs: Math.round(t.recoveryMs ?? 0) } } : {}),
     };
   });
 }

@@ -4,6 +4,7 @@
 
 import { DURATION_HINT } from '../parse-duration.js';
 import type { DocumentPart, ScenarioCapability, SchemaFragment } from '../scenario-capability.js';
+import { FAULT_THRESHOLD_SUBJECTS } from './fault-thresholds.js';
 import { FAULT_KINDS, KIND_FIELDS, isFaultKind, parseFault, type FaultKind } from '../../faults/fault-spec.js';
 
 const duration: SchemaFragment = { type: 'string', format: 'duration', expect: DURATION_HINT };
@@ -65,4 +66,5 @@ export const FAULT_SCENARIO: ScenarioCapability = {
     if (!parsed.ok) throw new Error(`fault at ${atMs} ms: ${parsed.problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
     return parsed.fault;
   },
+  thresholdSubjects: FAULT_THRESHOLD_SUBJECTS,
 };
