@@ -29,7 +29,10 @@ export interface FaultSummary {
 }
 
 /** One entry per fault of the scenario (undefined when it has none). */
-export function buildFaultSummary(scenario: Parameters<typeof FaultPlan.of>[0], tallies: readonly FaultTally[] | undefined): FaultSummary[] | undefined {
+export function buildFaultSummary(
+  scenario: Parameters<typeof FaultPlan.of>[0] & { durationMs: number },
+  tallies: readonly FaultTally[] | undefined,
+): FaultSummary[] | undefined {
   const plan = FaultPlan.of(scenario);
   if (plan.empty) return undefined;
   return plan.faults.map((p) => {
@@ -44,7 +47,8 @@ export function buildFaultSummary(scenario: Parameters<typeof FaultPlan.of>[0], 
       devices: t?.devices ?? 0,
       devicesHit: t?.devicesHit ?? 0,
       requests: t?.requests ?? 0,
-      ...(t?.recovered !== undefined ? { recovery: { devices: t.recovered, maxMs: Math.round(t.recoveryMs ?? 0) } } : {}),
+      // Recovery only for windows that ended within the run's planned duration.
+      ...(t?.recovered !== undefined && p.endMs <= scenario.durationMs ? { recovery: { devices: t.recovered, maxMs: Math.round(t.recoveryMs ?? 0) } } : {}),
     };
   });
 }
