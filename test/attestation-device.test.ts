@@ -297,6 +297,36 @@ describe('TPM device: reboot', () => {
   });
 });
 
+describe('TPM device: tpm-reset fault', () => {
+  it('PCRs back to their power-on values and reset counters to 0; the device attests again with the reset TPM', async () => {
+    const r = tpmRig();
+    r.device.start();
+    await runUntil(r, () => r.device.attestationState === A.ATTESTATION_STATE_COMPLETE);
+    r.device.rebootNow(); // resetCount 1 from here
+    await runUntil(r, () => ofType(r, Req.ATTEST_REQ_QUOTE).length === 2 && r.device.attestationState === A.ATTESTATION_STATE_COMPLETE);
+    expect(r.device.tpmReset()).toBe(true);
+    await runUntil(r, () => ofType(r, Req.ATTEST_REQ_QUOTE).length === 3);
+    const quotes = ofType(r, Req.ATTEST_REQ_QUOTE).map((x) => x.req.quote!);
+    const [c1, c2, c3] = quotes.map((q) => parseQuoteAttest(q.attestData!).clockInfo);
+    expect((c2!.resetCount - c1!.resetCount) >>> 0).toBe(1);
+    expect(c3!.resetCount).toBe(c1!.resetCount); // the counter went back to where a new TPM starts
+    expect(c3!.restartCount).toBe(c1!.restartCount);
+    expect(c3!.clock).toBeGreaterThan(c2!.clock); // the TPM clock keeps running
+    const pcr = (q: (typeof quotes)[number], i: number) => Buffer.from(q.pcr_values!.find((p) => p.index === i)!.value!).toString('hex');
+    expect(pcr(quotes[1]!, 0)).not.toBe('00'.repeat(32)); // measured at boot
+    expect(pcr(quotes[2]!, 0)).toBe('00'.repeat(32));
+    expect(pcr(quotes[2]!, 9)).toBe('00'.repeat(32));
+    expect(pcr(quotes[2]!, 17)).toBe('ff'.repeat(32)); // DRTM PCRs start at all ones
+  });
+
+  it('a device without a TPM is not touched', async () => {
+    const r = tpmRig();
+    const plain = new VirtualDevice({ ...r.device.opts, tpm: undefined });
+    plain.start();
+    expect(plain.tpmReset()).toBe(false);
+  });
+});
+
 describe('quote size limits (EVE drops the event log)', () => {
   function attestation(): Attestation {
     const { identity } = fixtures();

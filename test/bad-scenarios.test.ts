@@ -75,7 +75,7 @@ const EXPECTED: [string, string][] = [
   ["threshold-map-without-expression", "6:5: thresholds[0]: missing required field \"threshold\""],
   ["threshold-unknown-group", "6:5: thresholds[0]: \"register.count >= 1 per device of kvn\": unknown group \"kvn\" (did you mean \"kvm\"?); groups are kvm"],
   ["tpm-share-1-5", "5:15: groups[0].tpmShare: must be a share of the group from 0 to 1, e.g. 0.8 (got 1.5)"],
-  ["unknown-action", "7:13: timeline[0].action: unknown action \"rebot\" (did you mean \"reboot\"?); expected one of maintenance, config-item, app-activate, reboot, controller-epoch, local-profile, radio-silence, lps-throttle, app-command, device-command, power-on"],
+  ["unknown-action", "7:13: timeline[0].action: unknown action \"rebot\" (did you mean \"reboot\"?); expected one of maintenance, config-item, app-activate, reboot, controller-epoch, local-profile, radio-silence, lps-throttle, app-command, device-command, power-on, partition, blackhole, latency, loss, reset, dns-failure, tls-failure, clock-skew, power-loss, tpm-reset"],
   ["unknown-top-level-field", "2:1: gracefullStop: unknown field \"gracefullStop\" (did you mean \"gracefulStop\"?); expected one of name, description, seed, duration, gracefulStop, target, groups, arrival, timeline, thresholds, attestation, sites"],
   ["yaml-tab-indent", "3:1: YAML syntax: Tabs are not allowed as indentation"],];
 

@@ -28,7 +28,7 @@ const EMPTY_RUN: MeasuredRun = {
 describe('capability registries', () => {
   it('name the same capabilities in the scenario layer and the runner', () => {
     expect(RUN_CAPABILITIES.map((c) => c.name).sort()).toEqual(SCENARIO_CAPABILITIES.map((c) => c.name).sort());
-    expect(SCENARIO_CAPABILITIES.map((c) => c.name)).toEqual(['attestation', 'lps', 'api-v1']);
+    expect(SCENARIO_CAPABILITIES.map((c) => c.name)).toEqual(['attestation', 'lps', 'api-v1', 'faults']);
   });
 
   it('measure every threshold subject a scenario capability adds', () => {

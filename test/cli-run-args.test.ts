@@ -49,3 +49,27 @@ describe('evesim run --metrics-host', () => {
     expect(metricsHostArg(undefined, {})).toBeUndefined();
   });
 });
+
+describe('evesim run --fault', () => {
+  it('exits 2 naming the flag and the field before loading the scenario', async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((m: unknown) => void errors.push(String(m)));
+    const code = await runRun({
+      scenario: 'no-such-scenario.yaml', // never opened: the flags are checked first
+      insecureSkipVerify: false,
+      quiet: true,
+      fault: ['partition at=1m for=60s', 'latency share=30% at=2m jitter=100ms'],
+    });
+    expect(code).toBe(2);
+    expect(errors).toEqual([`evesim: --fault 'latency share=30% at=2m jitter=100ms': delay is missing: the added delay, e.g. delay=300ms`]);
+  });
+
+  it('a fault naming a group the scenario lacks is exit 2 with the file named', async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((m: unknown) => void errors.push(String(m)));
+    vi.spyOn(process.stderr, 'write').mockImplementation((m: unknown) => errors.push(String(m)) > 0);
+    const code = await runRun({ scenario: 'scenarios/smoke.yaml', insecureSkipVerify: false, quiet: true, dryRun: true, fault: 'partition group=nope at=10s' });
+    expect(code).toBe(2);
+    expect(errors.join('\n')).toContain('scenarios/smoke.yaml: --fault: partition at 10s: unknown group "nope"; groups are');
+  });
+});

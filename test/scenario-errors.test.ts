@@ -106,7 +106,7 @@ describe('scenario errors name file, line, column and field', () => {
     expect(err.errors[3].message).toBe('group name "kvm" is used twice');
     expect(err.errors[5].message).toBe('is at or after the end of the run (duration 1m)');
     expect(err.errors[6].message).toBe(
-      'unknown action "shutdown"; expected one of maintenance, config-item, app-activate, reboot, controller-epoch, local-profile, radio-silence, lps-throttle, app-command, device-command, power-on',
+      'unknown action "shutdown"; expected one of maintenance, config-item, app-activate, reboot, controller-epoch, local-profile, radio-silence, lps-throttle, app-command, device-command, power-on, partition, blackhole, latency, loss, reset, dns-failure, tls-failure, clock-skew, power-loss, tpm-reset',
     );
   });
 

@@ -48,6 +48,20 @@ describe('shipped scenarios', () => {
     expect(s.groups.every((g) => Object.keys(g.configItems).length === 0)).toBe(true);
     expect(s.arrival.ratePerSec).toBeCloseTo(10_000 / 180, 6); // arriving over 3 minutes
   });
+
+  it('controller-outage.yaml: 2,000 devices lose the controller for 60 s, thresholds on recovery', () => {
+    const s = loadScenario('scenarios/controller-outage.yaml');
+    expect(totalDevices(s)).toBe(2000);
+    expect(s.timeline).toEqual([{ atMs: 180_000, action: 'partition', forMs: 60_000 }]);
+    expect(s.thresholds.map((t) => t.source)).toEqual(expect.arrayContaining(['fault_recovery.ratio == 1', 'fault_recovery.max < 2m', 'undelivered.count == 0']));
+  });
+
+  it('flaky-network.yaml: latency, loss and resets on shares of the fleet', () => {
+    const s = loadScenario('scenarios/flaky-network.yaml');
+    expect(s.timeline.map((t) => t.action)).toEqual(['latency', 'loss', 'reset']);
+    expect(s.timeline.every((t) => 'share' in t && t.share! > 0 && t.share! < 1)).toBe(true);
+    expect(s.thresholds.map((t) => t.source)).toEqual(expect.arrayContaining(['fault_recovery.ratio == 1', 'undelivered.count == 0']));
+  });
 });
 
 describe('defaults and normalisation', () => {

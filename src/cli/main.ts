@@ -64,6 +64,11 @@ await yargs(hideBin(process.argv))
         })
         .option('start-at', { type: 'string', describe: 'common start time of all shards: ISO-8601 (2026-11-24T22:00:00Z) or +DURATION from process start (+30s); more than 1 s past: exit 2' })
         .option('fleet-id', { type: 'string', describe: 'enters the serials so fleets with one seed never collide; give all shards of a fleet the same (default: made once per state directory)' })
+        .option('fault', {
+          type: 'string',
+          describe:
+            "inject a fault (repeatable), e.g. 'partition group=edge share=30% at=1m for=60s': partition, blackhole, latency (delay=, jitter=), loss (loss=20%), reset, dns-failure, tls-failure, clock-skew (offset=+2h), power-loss, tpm-reset; on group=, share= or devices=0,5; for= or until=",
+        })
         .option('dry-run', { type: 'boolean', default: false, describe: "check the scenario and flags, print this shard's fleet plan, start nothing" })
         .option('quiet', { type: 'boolean', default: false, describe: 'no live progress line' })
         .example(RUN_EXAMPLES),

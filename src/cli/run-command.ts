@@ -12,6 +12,8 @@ import { parseStartAt } from './parse-start-at.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
 import { htmlReportFileProblem, writeHtmlReport } from './report-command.js';
 import { checkOutSpecs, type OutSpec } from '../runner/series/out-spec.js';
+import { parseFaultFlags } from '../faults/fault-flags.js';
+import type { FaultAction } from '../faults/fault-spec.js';
 
 export interface RunArgs {
   scenario: string;
@@ -44,6 +46,8 @@ export interface RunArgs {
   startAt?: string;
   fleetId?: string;
   dryRun?: boolean;
+  /** `--fault` (repeatable): faults appended to the scenario's timeline. */
+  fault?: string | string[];
   quiet: boolean;
 }
 
@@ -55,8 +59,10 @@ export async function runRun(a: RunArgs): Promise<number> {
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
   let outputs: OutSpec[] = [];
+  let faults: FaultAction[] = [];
   try {
     outputs = checkOutSpecs((a.out === undefined ? [] : Array.isArray(a.out) ? a.out : [a.out]).map(String));
+    faults = parseFaultFlags((a.fault === undefined ? [] : Array.isArray(a.fault) ? a.fault : [a.fault]).map(String));
     durationMs = durationArg(a.duration);
     arrivalOverMs = durationArg(a.arrivalOver, '--arrival-over');
     gracefulStopMs = durationArg(a.gracefulStop, '--graceful-stop');
@@ -119,7 +125,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs, faults });
   } finally {
     await controllerAdmin?.close();
   }
@@ -137,9 +143,10 @@ async function runWith(
     controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
     outputs: OutSpec[];
+    faults: FaultAction[];
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs } = p;
+  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs, faults } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -163,6 +170,7 @@ async function runWith(
     ...(startAtMs !== undefined ? { startAtMs } : {}),
     ...(a.fleetId !== undefined ? { fleetId: String(a.fleetId) } : {}),
     ...(a.dryRun ? { dryRun: true } : {}),
+    ...(faults.length > 0 ? { faults } : {}),
     quiet: a.quiet,
     startEmbeddedController: startControllerInThread,
     startLps: startLpsInThread,

@@ -231,10 +231,12 @@ export class VirtualDevice {
   }
 
   /**
-   * The fleet timeline's reboot: the device loses power and comes back after REBOOT_DOWNTIME_MS
-   * (last_boot_reason POWER_FAIL; nothing is sent before it goes down).
+   * The fleet timeline's reboot (and the power-loss fault): the device loses power and comes back
+   * after `downtimeMs` (last_boot_reason POWER_FAIL; nothing is sent before it goes down). What EVE
+   * keeps only in memory is lost (queued info, flow logs, attestation); what it keeps on disk stays
+   * (UUID, log files, config checkpoint).
    */
-  rebootNow(cause: RebootCause = 'power-fail'): void {
+  rebootNow(cause: RebootCause = 'power-fail', downtimeMs: number = REBOOT_DOWNTIME_MS): void {
     if (this.state === 'stopped' || !this.up) return;
     this.guard(() => {
       const now = this.opts.clock.now();
@@ -244,8 +246,18 @@ export class VirtualDevice {
       this.goDown();
       this.logs.closeForReboot(now);
       this.setLifecycle('idle');
-      this.rebootTimer.at(now + REBOOT_DOWNTIME_MS);
+      this.rebootTimer.at(now + downtimeMs);
     });
+  }
+
+  /**
+   * The tpm-reset fault: the TPM's PCRs and reset counters go back to their power-on values while
+   * the device runs on; it attests again, so the controller sees the reset TPM's quote. No TPM: no-op.
+   */
+  tpmReset(): boolean {
+    if (this.state === 'stopped' || !this.up || !this.attestation.hasTpm) return false;
+    this.guard(() => this.attestation.onTpmReset(this.opts.clock.now()));
+    return true;
   }
 
   /** Per-endpoint counts and undelivered reliable messages (pending ones included only after stop). */

@@ -37,6 +37,7 @@ import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
 import { LogSpillFile } from './log-spill-file.js';
+import { ShardFaults } from '../faults/shard-faults.js';
 import type { FleetDeviceInfo, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
 /** What the shard needs from a device (VirtualDevice implements it). */
@@ -44,7 +45,10 @@ export interface FleetDevice {
   /** Powers on; `dueAt` is the scheduled arrival time (a late start counts as latency). */
   start(dueAt?: Millis): void;
   stop(): void;
-  rebootNow(): void;
+  /** Power fails now; back after `downtimeMs` (absent: the usual reboot downtime). */
+  rebootNow(cause?: 'power-fail', downtimeMs?: number): void;
+  /** The tpm-reset fault; true when the device had a TPM to reset (optional for fakes). */
+  tpmReset?(): boolean;
   /** End of the run: stop producing and deliver what is queued (simulator action; optional for fakes). */
   drain?(): void;
   /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
@@ -127,6 +131,8 @@ export class ShardRunner {
   private resumed = 0;
   /** Log files beyond the devices' memory budget (absent without a state directory: held in memory). */
   private readonly logSpill: LogSpillFile | undefined;
+  /** The scenario's faults as this worker applies them (src/faults/). */
+  private readonly faults: ShardFaults;
 
   constructor(
     private readonly task: ShardTask,
@@ -142,6 +148,7 @@ export class ShardRunner {
     this.everOnboarded = new Uint8Array(task.shard.count);
     this.recorder.lifecycle.idle = task.shard.count;
     this.logSpill = task.stateDir !== undefined ? new LogSpillFile(task.stateDir, task.workerId) : undefined;
+    this.faults = new ShardFaults(task.scenario, this.clock, task.workerId);
   }
 
   get size(): number {
@@ -245,7 +252,7 @@ export class ShardRunner {
     const { task, deps } = this;
     // Default: per group, a shared v2 pool or per-device (mutual TLS for v1) connections.
     const createTransport = deps.createTransport ?? ((t: ShardTask) => new FleetTransport(t, this.layout, this.identities));
-    const inner = createTransport(task);
+    const inner = this.faults.wrapTransport(createTransport(task), startAtMs, task.scenario.seed);
     this.inFlightNow = () => {
       const pool = inner.stats?.();
       return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
@@ -269,6 +276,12 @@ export class ShardRunner {
 
     this.scheduleArrivals(startAtMs, transport);
     this.scheduleTimeline(startAtMs);
+    this.faults.schedule(
+      this.scheduler,
+      startAtMs,
+      { count: this.devices.length, indexOf: (local) => this.indexOf(local), device: (local) => this.devices[local] },
+      (index, what, err) => this.recorder.onDeviceError(index, what, err),
+    );
     this.scheduler.start();
     sender.start();
 
@@ -316,6 +329,7 @@ export class ShardRunner {
     this.logSpill?.close();
     const loop = this.loop.summary();
     this.loop.stop();
+    const faults = this.faults.tallies(Array.from({ length: this.size }, (_, local) => this.indexOf(local)));
     return {
       workerId: task.workerId,
       finalDelta,
@@ -335,6 +349,7 @@ export class ShardRunner {
       },
       ...(recordStats ? { record: recordStats } : {}),
       ...(this.resumed > 0 ? { resumed: this.resumed } : {}),
+      ...(faults ? { faults } : {}),
     };
   }
 
@@ -483,7 +498,7 @@ export class ShardRunner {
     const g = this.layout.groupOf(index);
     const disk = this.diskStates;
     const resume = disk?.get(index);
-    const opts: DeviceOptions = {
+    const opts: DeviceOptions = this.faults.deviceOptions({
       index,
       identity,
       behaviour: this.layout.behaviours[g]!,
@@ -499,7 +514,7 @@ export class ShardRunner {
       ...(resume ? { resume } : {}),
       ...(disk ? { onDiskStateChange: (state) => disk.put(index, state) } : {}),
       ...(this.logSpill ? { logSpill: this.logSpill } : {}),
-    };
+    });
     if (resume) this.resumed++;
     try {
       const device = this.deps.createDevice(opts);

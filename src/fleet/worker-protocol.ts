@@ -133,4 +133,6 @@ export interface ShardResult {
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };
   /** Devices brought back from the state directory of a run that was cut off (absent: none). */
   resumed?: number;
+  /** What each of the scenario's faults did in this worker (absent: the scenario has none). */
+  faults?: import('../faults/fault-tally.js').FaultTally[];
 }

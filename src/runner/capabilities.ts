@@ -5,10 +5,12 @@
 import { API_V1_RUN } from './api-v1/api-v1-capability.js';
 import { ATTESTATION_RUN } from './attestation/attestation-capability.js';
 import { LPS_RUN } from './lps/lps-capability.js';
+import { FAULT_RUN } from './faults/fault-capability.js';
 import type { RunCapability } from './run-capability.js';
 
 export const RUN_CAPABILITIES: readonly RunCapability[] = [
   ATTESTATION_RUN,
   LPS_RUN,
   API_V1_RUN,
+  FAULT_RUN,
 ];

@@ -19,6 +19,8 @@ export interface RunScenarioOptions {
   /** --graceful-stop: how long devices may deliver their queues after the duration, ms. */
   gracefulStopMs?: number;
   seed?: number;
+  /** `--fault` flags, parsed (src/faults/fault-flags.ts): appended to the scenario's timeline. */
+  faults?: import('../faults/fault-spec.js').FaultAction[];
   /** Worker threads; default one per core (never more than devices). */
   workers?: number;
   /** Serve Prometheus metrics on HOST:PORT/metrics during the run. */

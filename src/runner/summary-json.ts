@@ -125,6 +125,8 @@ export interface RunSummary {
   lps?: import('./lps/lps-summary.js').LpsRunSummary;
   /** The run over time, interval by interval (run-series.ts); absent in summaries of older versions. */
   series?: import('./run-series.js').RunSeries;
+  /** The faults the generator injected (issue 12 §2): window, target, devices and requests hit; absent without faults. */
+  faults?: import('./faults/fault-summary.js').FaultSummary[];
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
   /** Who was saturated (the controller, the generator or neither) and the figures that say so

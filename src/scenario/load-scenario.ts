@@ -13,6 +13,7 @@ import { SCENARIO_SCHEMA } from './scenario-schema.js';
 import { IssueCollector } from './issue-collector.js';
 import { formatDuration } from './parse-duration.js';
 import { scaleGroupCounts } from './scale-groups.js';
+import { appendFaults } from '../faults/fault-flags.js';
 import { resolveThresholdBases } from './threshold-basis.js';
 import { ScenarioError, type ScenarioIssue } from './scenario-error.js';
 import type { Scenario, TargetSpec } from './scenario-types.js';
@@ -32,6 +33,8 @@ export interface ScenarioOverrides {
   /** `--graceful-stop`: replaces the file's gracefulStop, ms (0: no drain). */
   gracefulStopMs?: number;
   seed?: number;
+  /** `--fault` flags (src/faults/fault-flags.ts), appended to the timeline. */
+  faults?: readonly import('../faults/fault-spec.js').FaultAction[];
   /** Replaces the file's target (its certificate files are then not checked). */
   target?: TargetSpec;
 }
@@ -185,6 +188,7 @@ function applyOverrides(scenario: Scenario, o: ScenarioOverrides, issues: IssueC
     }
   }
   if (o.target !== undefined) scenario.target = o.target;
+  if (o.faults !== undefined) for (const p of appendFaults(scenario, o.faults)) issues.errorOutsideFile('--fault', p);
 }
 
 /** For "flow sequence/map must end with ]/}": the unmatched bracket, so the error names the line

@@ -128,7 +128,8 @@ export type TimelineAction =
   | { atMs: number; action: 'reboot'; group?: string }
   | { atMs: number; action: 'controller-epoch'; group?: string }
   | { atMs: number; action: 'power-on'; group?: string }
-  | import('./lps/lps-scenario-types.js').LpsTimelineAction;
+  | import('./lps/lps-scenario-types.js').LpsTimelineAction
+  | import('../faults/fault-spec.js').FaultAction;
 
 /** k6-style threshold, e.g. `config.p99 < 200ms`, `errors.rate < 0.1%`, `onboarded.ratio == 1`. */
 export interface ThresholdSpec {

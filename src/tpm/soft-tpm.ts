@@ -10,7 +10,7 @@ import { ecdsaRsToDer } from './ecdsa-signature-forms.js';
 import { serializeEventLog, type PcrEvent2 } from './event-log.js';
 import { gzipEventLog } from './event-log-gzip.js';
 import { measuredBoot, type BootBuild, type MeasuredBoot } from './measured-boot.js';
-import { PCR_BANK_BYTES, extendPcr, pcrView } from './pcr-bank.js';
+import { PCR_BANK_BYTES, extendPcr, pcrView, resetPcrBank } from './pcr-bank.js';
 import { EVE_QUOTE_SELECTION, type PcrSelection } from './pcr-selection.js';
 import { marshalQuoteAttest } from './tpms-attest.js';
 import { marshalTpmtPublic, marshalTpm2bPublic } from './tpm-public.js';
@@ -188,6 +188,21 @@ export class SoftTpm {
     this.pcrs.set(this.boot.pcrs);
     this.extraEvents = undefined;
     this.eveDigest = this.boot.eveQuoteDigest;
+  }
+
+  /**
+   * A TPM reset under a running system (TPM2_Startup(CLEAR) without the boot that would measure
+   * into it): PCRs back to their power-on values (0, DRTM PCRs all 0xFF), reset and restart counts
+   * back to 0, the event log no longer replays to the PCRs. The clock keeps its value.
+   */
+  clear(now: number): void {
+    this.clockAtPowerOn = this.clockAt(now);
+    this.poweredAt = now;
+    this.resets = 0;
+    this.restarts = 0;
+    resetPcrBank(this.pcrs);
+    this.extraEvents = undefined;
+    this.eveDigest = undefined;
   }
 
   /** SHA-256 over the selected PCR values in selection order; contiguous PCRs hashed in one update. */

@@ -130,6 +130,14 @@ export class Attestation {
     this.timer.at(now);
   }
 
+  /** The TPM was reset under the running device (tpm-reset fault): attest again with what it now quotes. */
+  onTpmReset(now: Millis): void {
+    if (!this.tpm) return;
+    this.tpm.clear(now);
+    if (this.state === A.ATTESTATION_STATE_UNSPECIFIED) return; // not attesting yet: the first round quotes the reset TPM
+    this.restart(now, 'TPM reset');
+  }
+
   /** Config answered 403: restart attestation if a quote was already sent (§5.4); true if it did. */
   restartAfterForbidden(now: Millis): boolean {
     if (this.quotesSent === 0) return false;

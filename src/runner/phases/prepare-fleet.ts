@@ -152,6 +152,7 @@ function overridesOf(opts: RunScenarioOptions): ScenarioOverrides {
   if (opts.gracefulStopMs !== undefined) overrides.gracefulStopMs = opts.gracefulStopMs;
   if (opts.seed !== undefined) overrides.seed = opts.seed;
   if (opts.targetEmbedded) overrides.target = { kind: 'embedded' };
+  if (opts.faults !== undefined && opts.faults.length > 0) overrides.faults = opts.faults;
   if (opts.controller) {
     const c = opts.controller;
     overrides.target = {

@@ -10,6 +10,7 @@ import { devicesByApi } from '../api-v1/api-breakdown.js';
 import { buildMeasuredRun } from '../build-summary.js';
 import { renderJUnit } from '../junit.js';
 import { registerConflicts } from '../register-conflicts.js';
+import { buildFaultSummary } from '../faults/fault-summary.js';
 import { renderReport } from '../report-table.js';
 import type { RunScenarioResult } from '../run-options.js';
 import { writeSummaryJson, type RunSummary } from '../summary-json.js';
@@ -50,6 +51,8 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
   });
   mainLoop.stop();
   measured.series = started.series.finish();
+  const faults = buildFaultSummary(scenario, drained.faults);
+  if (faults) measured.faults = faults;
   for (const c of servers.capabilities) await c.summarise?.(measured);
   const thresholds = markAbortingThreshold(evaluateThresholds(scenario.thresholds, measured, started.series.windows), started.series.aborted());
   const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;

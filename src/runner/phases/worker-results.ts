@@ -3,6 +3,7 @@
 // failed worker fails the run; its health and undelivered messages come from its last deltas.
 
 import type { ShardResult } from '../../fleet/worker-protocol.js';
+import { sumFaultTallies, type FaultTally } from '../../faults/fault-tally.js';
 import type { FleetAggregate } from '../aggregate.js';
 import type { DrainSummary, RunSummary } from '../summary-json.js';
 import { reason, round1, type Print } from './run-context.js';
@@ -16,6 +17,8 @@ export interface WorkerFigures {
   /** A worker failed or was given up on: the run fails. */
   workerFailed: boolean;
   drain?: DrainSummary;
+  /** What each fault did, summed over the workers that reported (absent: no faults). */
+  faults?: FaultTally[];
 }
 
 export function collectWorkerResults(
@@ -80,7 +83,8 @@ export function collectWorkerResults(
         `busy ${busy}, ${inFlight} requests in flight at the end (counted as unfinished)\n`,
     );
   }
-  return { undelivered, workerHealth, workerFailed, ...(drain ? { drain } : {}) };
+  const faults = sumFaultTallies(ok.map((r) => r.faults));
+  return { undelivered, workerHealth, workerFailed, ...(drain ? { drain } : {}), ...(faults ? { faults } : {}) };
 }
 
 /** The drain as the summary reports it: the slowest worker's time; absent when no worker drained. */

@@ -15,6 +15,7 @@ import { openSeriesSink, type SeriesSink } from './series-sinks.js';
 import { SeriesRecorder } from './series-recorder.js';
 import { ThresholdWindows } from './threshold-windows.js';
 import { scheduleTimelineMarkers } from './timeline-markers.js';
+import { faultRunEvents } from '../faults/fault-summary.js';
 
 /** How often the main thread looks for intervals to close, ms. */
 const CLOSE_POLL_MS = 250;
@@ -74,7 +75,7 @@ export function startSeries(ctx: RunContext, startAtMs: number, runPhase: RunPha
     if (!runPhaseOver) abort.check(shown);
   });
 
-  const markers = scheduleTimelineMarkers(scenario.timeline, startAtMs, recorder);
+  const markers = scheduleTimelineMarkers(scenario.timeline, startAtMs, recorder, faultRunEvents(scenario, scenario.durationMs));
   cleanups.add(() => markers.forEach(clearTimeout));
   const gracefulStopMs = scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS;
   void runPhase.ended.then((atMs) => {

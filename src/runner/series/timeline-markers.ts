@@ -3,6 +3,8 @@
 // its fields as the scenario wrote them ('config-item group=edge key=timer.config.interval value=60').
 
 import type { TimelineAction } from '../../scenario/scenario-types.js';
+import { isFaultAction } from '../../faults/fault-spec.js';
+import type { RunEvent } from '../run-series.js';
 import type { SeriesRecorder } from './series-recorder.js';
 
 export function timelineLabel(action: TimelineAction): string {
@@ -14,9 +16,21 @@ export function timelineLabel(action: TimelineAction): string {
   return parts.join(' ');
 }
 
-/** One timer per action; the caller clears them when the run phase ends before they are due. */
-export function scheduleTimelineMarkers(timeline: readonly TimelineAction[], startAtMs: number, recorder: SeriesRecorder, now: () => number = Date.now): NodeJS.Timeout[] {
-  return timeline.map((action) =>
-    setTimeout(() => recorder.event(startAtMs + action.atMs, 'action', timelineLabel(action)), Math.max(0, startAtMs + action.atMs - now())),
-  );
+/**
+ * One timer per action, and per fault window edge (`faultEvents`: fault-start and fault-end, from
+ * the fault plan, which also knows the devices each hits) in place of the fault actions themselves;
+ * the caller clears them when the run phase ends before they are due.
+ */
+export function scheduleTimelineMarkers(
+  timeline: readonly TimelineAction[],
+  startAtMs: number,
+  recorder: SeriesRecorder,
+  faultEvents: readonly RunEvent[] = [],
+  now: () => number = Date.now,
+): NodeJS.Timeout[] {
+  const events: RunEvent[] = [
+    ...timeline.filter((a) => !isFaultAction(a)).map((a): RunEvent => ({ tMs: a.atMs, kind: 'action', label: timelineLabel(a) })),
+    ...faultEvents,
+  ];
+  return events.map((e) => setTimeout(() => recorder.event(startAtMs + e.tMs, e.kind, e.label), Math.max(0, startAtMs + e.tMs - now())));
 }
