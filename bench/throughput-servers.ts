@@ -48,11 +48,11 @@ async function start(setup: ServerSetup): Promise<Extract<ServerReady, { type: '
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     return { type: 'ready', url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, rootCaPem: pki.root.certPem, uuids: [], configHashes: [] };
   }
-  if (setup.sink) throw new Error('controller --sink is not built yet');
   const server = await createControllerServer({
     stateDir: setup.stateDir,
     apiV1: false,
     fleet: { groups: [BENCH_GROUP], devices: setup.devices.map((d) => ({ serial: d.serial, group: 'bench', deviceCertPem: d.certPem })) },
+    ...(setup.sink ? { sink: setup.sink } : {}),
   });
   const core = server.core;
   const uuids: string[] = [];

@@ -79,7 +79,14 @@ await yargs(hideBin(process.argv))
         .option('admin-port', { type: 'number', default: 8444 })
         .option('state-dir', { type: 'string', default: '.evesim-state/controller' })
         .option('onboard-ca', { type: 'string', describe: 'PEM of the CA that signs onboarding certificates (repeatable)', array: true })
-        .option('require-pre-registration', { type: 'boolean', default: false }),
+        .option('require-pre-registration', { type: 'boolean', default: false })
+        .option('sink', {
+          type: 'boolean',
+          default: false,
+          describe:
+            'LOAD-TEST SINK, not a conformance controller: config, attest, info, metrics and logs are answered from precomputed signed responses (quotes, nonces and integrity tokens unchecked, bodies not decoded) and only --verify-sample of the request signatures is verified; for capacity runs of 10^5 devices',
+        })
+        .option('verify-sample', { type: 'string', default: '1%', describe: 'with --sink: share of requests whose signature is verified (e.g. 1%, 0.5%, 100%)' }),
     async (argv) => {
       process.exitCode = await runControllerCommand(argv);
     },

@@ -36,10 +36,22 @@ export interface ControllerOptions {
    * controller's own thread from this name.
    */
   quoteVerifier?: QuoteVerifierMode;
+  /**
+   * Load-test sink (sink-responder.ts), not a conformance controller: answers the steady-state
+   * endpoints from precomputed signed responses and verifies the signature of only a sample of
+   * requests. Absent: every request is verified and answered in full.
+   */
+  sink?: SinkOptions;
 }
 
-export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems'>> {
+export interface SinkOptions {
+  /** Share of requests whose envelope signature is verified, 0..1 (1 = all, 0.01 = every 100th). */
+  verifySample: number;
+}
+
+export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems' | 'sink'>> {
   fleet?: FleetSpec;
+  sink?: SinkOptions;
   onboardingCaPems: string[];
 }
 
@@ -66,6 +78,7 @@ export function resolveControllerOptions(o: ControllerOptions): ResolvedControll
     unchangedConfigReply: reply,
     maxBodyBytes: o.maxBodyBytes ?? 8 * 1024 * 1024,
     quoteVerifier: quoteVerifierMode(o.quoteVerifier),
+    ...(o.sink ? { sink: { verifySample: verifySample(o.sink.verifySample) } } : {}),
   };
 }
 
@@ -73,4 +86,9 @@ function quoteVerifierMode(m: QuoteVerifierMode | undefined): QuoteVerifierMode 
   if (m === undefined) return 'strict';
   if (!QUOTE_VERIFIER_MODES.includes(m)) throw new Error(`controller: quoteVerifier must be one of ${QUOTE_VERIFIER_MODES.join(', ')}, got ${String(m)}`);
   return m;
+}
+
+function verifySample(v: number): number {
+  if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`controller: sink.verifySample must be a share 0..1, got ${String(v)}`);
+  return v;
 }

@@ -26,6 +26,9 @@ export async function runControllerForeground(opts: ForegroundControllerOptions)
   out(`admin API on ${server.adminUrl}  (GET /admin/stats, /admin/devices; PUT /admin/fleet; ...)`);
   out(`root CA for devices: ${server.rootCaPath}`);
   if (server.v1Url) out(`controller API v1 on ${server.v1Url}  (mutual TLS, /api/v1/edgedevice/...)`);
+  if (opts.sink) {
+    out(`SINK MODE: a load-test sink, not a conformance controller: answers from precomputed signed responses, verifies ${+(opts.sink.verifySample * 100).toFixed(3)} % of request signatures`);
+  }
   if (onboardingCaPems.length === 0) out('warning: no onboarding CA given: every /register is refused (401); only pre-registered devices can onboard');
   await new Promise<void>((resolve) => {
     const stop = () => {
