@@ -13,8 +13,10 @@
 // newlogs (a gzip file of device log lines).
 //
 // Baselines in the same run: the floor, a bare node:https server in a child process answering a
-// fixed body over the same client and TLS (what any HTTPS server on Node costs per request), and
-// one ECDSA P-256 verify + one sign in this process (the crypto a verified, signed reply needs).
+// fixed body over the same client and TLS (what any HTTPS server on Node costs per request); the
+// same server doing one ECDSA P-256 verify + one sign per request in its handler (the cheapest
+// verified, signed answer: the target the controller is held to); and one verify + one sign in
+// this process alone (the crypto's own cost).
 // With --sink-sample the same kinds are sent to a second controller in --sink mode.
 // With --cpu-prof DIR the controller runs under `node --cpu-prof` and the bench prints where its
 // time went (self time by function and by source file).
@@ -255,6 +257,7 @@ async function main(): Promise<void> {
   if (profDir) mkdirSync(profDir, { recursive: true });
   const controller = await startChild({ kind: 'controller', stateDir: join(dir, 'pki'), devices: deviceList, integrityToken: TOKEN }, execArgv);
   const floor = await startChild({ kind: 'floor', stateDir: join(dir, 'pki'), body: 0 });
+  const floorCrypto = await startChild({ kind: 'floor', stateDir: join(dir, 'pki'), body: 0, crypto: true });
   const sink =
     sinkSample !== undefined
       ? await startChild({ kind: 'controller', stateDir: join(dir, 'pki'), devices: deviceList, integrityToken: TOKEN, sink: { verifySample: sinkSample } })
@@ -262,19 +265,22 @@ async function main(): Promise<void> {
   const kinds = buildKinds(devs, controller.ready.uuids, controller.ready.configHashes, newlogsLines);
   const sinkKinds = sink ? buildKinds(devs, sink.ready.uuids, sink.ready.configHashes, newlogsLines) : [];
   const pool = (s: ChildServer) => new Pool(s.ready.url, { connections, pipelining: 1, connect: { ca: s.ready.rootCaPem }, keepAliveTimeout: 120_000 });
-  const pools = { controller: pool(controller), floor: pool(floor), sink: sink ? pool(sink) : undefined };
+  const pools = { controller: pool(controller), floor: pool(floor), floorCrypto: pool(floorCrypto), sink: sink ? pool(sink) : undefined };
 
   // Warm-up: opens every connection, compiles the hot paths.
   const floorReqs = kinds[2]!.requests; // info-sized bodies, answered 200 with an empty body
   await drive(pools.floor, floor, floorReqs, 2000, concurrency, 200);
+  await drive(pools.floorCrypto, floorCrypto, floorReqs, 1000, concurrency, 200);
   for (const k of kinds) await drive(pools.controller, controller, k.requests, Math.min(1000, requests), concurrency, k.status);
   if (sink) for (const k of sinkKinds) await drive(pools.sink!, sink, k.requests, Math.min(1000, requests), concurrency, k.status);
 
   const floorFig: Figure[] = [];
+  const floorCryptoFig: Figure[] = [];
   const figs = kinds.map(() => [] as Figure[]);
   const sinkFigs = sinkKinds.map(() => [] as Figure[]);
   for (let r = 0; r < rounds; r++) {
     floorFig.push(await drive(pools.floor, floor, floorReqs, requests, concurrency, 200));
+    floorCryptoFig.push(await drive(pools.floorCrypto, floorCrypto, floorReqs, requests, concurrency, 200));
     for (let i = 0; i < kinds.length; i++) figs[i]!.push(await drive(pools.controller, controller, kinds[i]!.requests, requests, concurrency, kinds[i]!.status));
     for (let i = 0; i < sinkKinds.length; i++) sinkFigs[i]!.push(await drive(pools.sink!, sink!, sinkKinds[i]!.requests, requests, concurrency, sinkKinds[i]!.status));
   }
@@ -294,6 +300,7 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`${'request kind'.padEnd(34)} ${'controller CPU/req'.padStart(11)} ${'req/s/core'.padStart(10)}   ratio         beyond the floor`);
   row('floor: bare node:https, fixed body', floorFig);
+  row('floor + 1 verify + 1 sign in handler', floorCryptoFig);
   kinds.forEach((k, i) => row(k.name, figs[i]!));
   if (sink) {
     console.log(`sink (--sink, verify sample ${(sinkSample! * 100).toFixed(1)} %):`);
@@ -304,8 +311,8 @@ async function main(): Promise<void> {
   const st = (await controller.stats()) as { requests: number; byStatus: Record<string, number> };
   console.log(`controller answered ${st.requests} requests: ${JSON.stringify(st.byStatus)}`);
 
-  await Promise.all([pools.controller.close(), pools.floor.close(), pools.sink?.close()]);
-  await Promise.all([controller.stop(), floor.stop(), sink?.stop()]);
+  await Promise.all([pools.controller.close(), pools.floor.close(), pools.floorCrypto.close(), pools.sink?.close()]);
+  await Promise.all([controller.stop(), floor.stop(), floorCrypto.stop(), sink?.stop()]);
   rmSync(dir, { recursive: true, force: true });
   if (profDir) {
     const file = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).sort().at(-1);

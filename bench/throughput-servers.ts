@@ -4,6 +4,7 @@
 //
 //   child: node dist/bench/throughput-servers.js   (forked by controller-throughput; IPC only)
 
+import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createControllerServer } from '../src/servers/controller/controller-server.js';
@@ -11,9 +12,12 @@ import { loadOrCreateControllerPki } from '../src/identity/controller-pki.js';
 import type { GroupSpec } from '../src/scenario/scenario-types.js';
 import { DEFAULT_GROUP } from '../src/servers/controller/fleet-spec.js';
 
+/** A well-formed r‖s signature that does not verify: the verify does its full work and says no. */
+const FIXED_SIGNATURE = Buffer.alloc(64, 0x11);
+
 export type ServerSetup =
   | { kind: 'controller'; stateDir: string; devices: { serial: string; certPem: string }[]; integrityToken: number[]; sink?: { verifySample: number } }
-  | { kind: 'floor'; stateDir: string; body: number };
+  | { kind: 'floor'; stateDir: string; body: number; crypto?: boolean };
 
 export type ServerReady =
   | { type: 'ready'; url: string; rootCaPem: string; uuids: string[]; configHashes: string[] }
@@ -38,9 +42,18 @@ async function start(setup: ServerSetup): Promise<Extract<ServerReady, { type: '
   if (setup.kind === 'floor') {
     const pki = loadOrCreateControllerPki(setup.stateDir);
     const body = Buffer.alloc(setup.body, 0x2a);
+    // With crypto: the least a verified and signed answer needs, one P-256 verify of the request
+    // body (against a fixed signature) and one sign, in the handler.
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const server = createHttpsServer({ key: pki.tls.keyPem, cert: pki.tls.certPem, minVersion: 'TLSv1.2', keepAliveTimeout: 120_000 }, (req, res) => {
-      req.resume();
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        if (setup.crypto) {
+          const got = Buffer.concat(chunks);
+          verify('sha256', got, { key: publicKey, dsaEncoding: 'ieee-p1363' }, FIXED_SIGNATURE);
+          sign('sha256', got, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+        }
         res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/x-proto-binary' });
         res.end(body);
       });
