@@ -9,8 +9,8 @@
 // sealed before the clock starts, so the client does little. The figure is the controller
 // process's CPU (user + system, process.cpuUsage over IPC) per request, and 1e6 / that, the
 // requests/s one controller core would answer. Kinds: config poll with the current hash (304),
-// config poll with a stale hash (200 + the whole signed config), info (ZiDevice), metrics,
-// newlogs (a gzip file of device log lines).
+// config poll with a stale hash (200 + the whole signed config), attest NONCE (201 + a freshly
+// signed nonce), info (ZiDevice), metrics, newlogs (a gzip file of device log lines).
 //
 // Baselines in the same run: the floor, a bare node:https server in a child process answering a
 // fixed body over the same client and TLS (what any HTTPS server on Node costs per request); the
@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { info, type metrics } from '../src/gen/eve-types.js';
+import { attest, info, type metrics } from '../src/gen/eve-types.js';
 import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import { buildDeviceInfo } from '../src/device/telemetry/info-builders.js';
@@ -132,6 +132,11 @@ function buildKinds(devs: DeviceIdentityMaterial[], uuids: string[], hashes: str
       name: 'config, changed (200 + config)',
       status: 200,
       requests: per((d, i) => ({ path: `${P}/id/${uuids[i]}/config`, body: seal(d, configReq('stale-hash')) })),
+    },
+    {
+      name: 'attest nonce (201 + signed nonce)',
+      status: 201,
+      requests: per((d, i) => ({ path: `${P}/id/${uuids[i]}/attest`, body: seal(d, Msg.ZAttestReq.encode({ reqType: attest.ZAttestReqType.ATTEST_REQ_NONCE })) })),
     },
     {
       name: 'info (ZiDevice)',
@@ -268,7 +273,7 @@ async function main(): Promise<void> {
   const pools = { controller: pool(controller), floor: pool(floor), floorCrypto: pool(floorCrypto), sink: sink ? pool(sink) : undefined };
 
   // Warm-up: opens every connection, compiles the hot paths.
-  const floorReqs = kinds[2]!.requests; // info-sized bodies, answered 200 with an empty body
+  const floorReqs = kinds.find((k) => k.name.startsWith('info'))!.requests; // info-sized bodies, answered 200 with an empty body
   await drive(pools.floor, floor, floorReqs, 2000, concurrency, 200);
   await drive(pools.floorCrypto, floorCrypto, floorReqs, 1000, concurrency, 200);
   for (const k of kinds) await drive(pools.controller, controller, k.requests, Math.min(1000, requests), concurrency, k.status);
