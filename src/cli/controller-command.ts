@@ -16,7 +16,13 @@ export interface ControllerArgs {
 
 export async function runControllerCommand(a: ControllerArgs): Promise<number> {
   const stateDir = resolve(a.stateDir);
-  const sink = a.sink ? { verifySample: parseShare(a.verifySample ?? '1%', '--verify-sample') } : undefined;
+  let sink: { verifySample: number } | undefined;
+  try {
+    sink = a.sink ? { verifySample: parseShare(a.verifySample ?? '1%', '--verify-sample') } : undefined;
+  } catch (e) {
+    console.error(`evesim controller: ${(e as Error).message}`);
+    return 2;
+  }
   let caFiles = (a.onboardCa ?? []).map(String);
   if (caFiles.length === 0) {
     const kit = loadOrCreateOnboardingKit(stateDir);
