@@ -2,8 +2,9 @@
 // again (its config failed to apply, or a capacity bench) costs a lookup instead of a config
 // build, an encode, a hash and a signature. An entry holds while the device's group (the object,
 // not only its name) and the group and device config versions are the ones it was built at. The
-// number of entries is bounded (oldest dropped first): a fleet's config changes rarely, so most
-// devices need their body once per change, and 10^5 bodies of a few KiB each would be memory for nothing.
+// number of entries is bounded (oldest dropped first, 4,096 by default, about 10 MiB at a few KiB
+// a body): most devices need their body once per config change and then poll with its hash (304),
+// so keeping 10^5 bodies would be memory for nothing.
 
 import type { DeviceRecord } from './device-record.js';
 
@@ -18,7 +19,7 @@ interface Entry {
 export class SealedConfigReplies {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly capacity = 10_000) {}
+  constructor(private readonly capacity = 4_096) {}
 
   get size(): number {
     return this.entries.size;
