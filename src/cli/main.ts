@@ -95,6 +95,13 @@ await yargs(hideBin(process.argv))
         .option('state-dir', { type: 'string', default: '.evesim-state/controller', describe: 'directory of the controller PKI (root CA devices must trust) and the onboarding credentials it makes' })
         .option('onboard-ca', { type: 'string', describe: 'PEM of the CA that signs onboarding certificates (repeatable; default: a CA of its own in --state-dir, whose certificate and key it prints)', array: true })
         .option('require-pre-registration', { type: 'boolean', default: false, describe: 'refuse (403) a register whose serial the fleet (PUT /admin/fleet) does not list' })
+        .option('sink', {
+          type: 'boolean',
+          default: false,
+          describe:
+            'LOAD-TEST SINK, not a conformance controller: config, attest, info, metrics and logs are answered from precomputed signed responses (quotes, nonces and integrity tokens unchecked, bodies not decoded) and only --verify-sample of the request signatures is verified; for capacity runs of 10^5 devices',
+        })
+        .option('verify-sample', { type: 'string', default: '1%', describe: 'with --sink: share of requests whose signature is verified (e.g. 1%, 0.5%, 100%)' })
         .example('$0 controller --state-dir ctl', 'listen on 8443 (v2), 8445 (v1) and 127.0.0.1:8444 (admin); print the root CA and onboarding files for evesim run --controller'),
     async (argv) => {
       process.exitCode = await runControllerCommand(argv);

@@ -64,6 +64,7 @@ function route(core: ControllerCore, method: string, url: string, body: Buffer):
       devices: reg.size,
       maintenance: core.switches.maintenance,
       serveCerts: core.switches.serveCerts,
+      ...(core.sink ? { sink: { verifySample: core.options.sink!.verifySample, ...core.sink.counts } } : {}),
     });
   }
   if (what === 'devices') {

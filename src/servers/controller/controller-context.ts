@@ -9,6 +9,7 @@ import type { ResponseSealer } from './envelope-adapter.js';
 import type { OnboardingTrust } from './onboarding-trust.js';
 import type { QuoteVerifier } from './quote-verifier.js';
 import type { Route } from './route.js';
+import type { SealedConfigReplies } from './sealed-config-replies.js';
 
 export interface ControllerSwitches {
   /** Every endpoint answers 503 (controller being upgraded). */
@@ -24,6 +25,8 @@ export interface ControllerContext {
   readonly sealer: ResponseSealer;
   readonly onboarding: OnboardingTrust;
   readonly configs: ConfigService;
+  /** Signed full config answers per device and config version (handle-config.ts). */
+  readonly configReplies: SealedConfigReplies;
   readonly quoteVerifier: QuoteVerifier;
   readonly switches: ControllerSwitches;
   /** The enveloped ZControllerCert, built once. */

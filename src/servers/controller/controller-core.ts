@@ -19,6 +19,8 @@ import { OnboardingTrust } from './onboarding-trust.js';
 import { createQuoteVerifier, type QuoteVerifier } from './quote-verifier.js';
 import type { RegistryStore } from './registry-store.js';
 import { matchRoute, type Route } from './route.js';
+import { SealedConfigReplies } from './sealed-config-replies.js';
+import { SinkResponder } from './sink-responder.js';
 import { SHARED_HANDLERS, type Handler } from './shared-handlers.js';
 
 const HANDLERS: Record<Route['endpoint'], Handler> = {
@@ -42,6 +44,9 @@ export class ControllerCore implements ControllerContext {
   readonly sealer: ResponseSealer;
   readonly onboarding: OnboardingTrust;
   readonly configs: ConfigService;
+  readonly configReplies = new SealedConfigReplies();
+  /** Present in --sink mode (a load-test sink, not a conformance controller). */
+  readonly sink: SinkResponder | undefined;
   readonly switches: ControllerSwitches = { maintenance: false, serveCerts: true };
   readonly certsResponse: Uint8Array;
   /** Signing certificate PEM as served in /certs. */
@@ -69,6 +74,7 @@ export class ControllerCore implements ControllerContext {
     this.signingCertPem = built.signingCertPem;
     this.sealer = new ResponseSealer(pki.signing.key, built.signingCertPemHash);
     this.certsResponse = this.sealer.seal(Msg.ZControllerCert.encode(built.msg));
+    this.sink = options.sink ? new SinkResponder(options.sink.verifySample, this.sealer) : undefined;
     this.configs = new ConfigService({ controllerCertConfigHash: controllerCertConfigHash(signingFile, pki.ecdh.certPem) });
   }
 
@@ -87,7 +93,7 @@ export class ControllerCore implements ControllerContext {
       reply = text(503, 'controller in maintenance, retry later');
     } else {
       try {
-        reply = HANDLERS[route.endpoint](this, req);
+        reply = this.sink?.answer(this, req) ?? HANDLERS[route.endpoint](this, req);
       } catch (e) {
         if (e instanceof ControllerHttpError) {
           reply = text(e.status, e.message);

@@ -42,10 +42,22 @@ export interface ControllerOptions {
    * Default true; false keeps it in memory only.
    */
   persistRegistry?: boolean;
+  /**
+   * Load-test sink (sink-responder.ts), not a conformance controller: answers the steady-state
+   * endpoints from precomputed signed responses and verifies the signature of only a sample of
+   * requests. Absent: every request is verified and answered in full.
+   */
+  sink?: SinkOptions;
 }
 
-export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems'>> {
+export interface SinkOptions {
+  /** Share of requests whose envelope signature is verified, 0..1 (1 = all, 0.01 = every 100th). */
+  verifySample: number;
+}
+
+export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems' | 'sink'>> {
   fleet?: FleetSpec;
+  sink?: SinkOptions;
   onboardingCaPems: string[];
 }
 
@@ -73,6 +85,7 @@ export function resolveControllerOptions(o: ControllerOptions): ResolvedControll
     maxBodyBytes: o.maxBodyBytes ?? 8 * 1024 * 1024,
     quoteVerifier: quoteVerifierMode(o.quoteVerifier),
     persistRegistry: o.persistRegistry ?? true,
+    ...(o.sink ? { sink: { verifySample: verifySample(o.sink.verifySample) } } : {}),
   };
 }
 
@@ -80,4 +93,9 @@ function quoteVerifierMode(m: QuoteVerifierMode | undefined): QuoteVerifierMode 
   if (m === undefined) return 'strict';
   if (!QUOTE_VERIFIER_MODES.includes(m)) throw new Error(`controller: quoteVerifier must be one of ${QUOTE_VERIFIER_MODES.join(', ')}, got ${String(m)}`);
   return m;
+}
+
+function verifySample(v: number): number {
+  if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`controller: sink.verifySample must be a share 0..1, got ${String(v)}`);
+  return v;
 }

@@ -17,6 +17,7 @@ import { PROTO_MIME, type ControllerContext, type Reply, type RequestState } fro
 import { authenticateDevice } from './device-auth.js';
 import type { DeviceRecord } from './device-record.js';
 import { forbidden, unprocessable } from './http-error.js';
+import { NoncePool } from './nonce-pool.js';
 
 const Req = attest.ZAttestReqType;
 const Resp = attest.ZAttestRespType;
@@ -29,6 +30,8 @@ const TOKEN_BYTES = 32;
 /** Device certificate types a device may post; quote verification needs the PEM of 11 and 12. */
 const DEVICE_CERT_TYPES = new Set([10, 11, 12, 13]);
 const KEEP_PEM_TYPES = new Set([11, 12]);
+/** Per thread: the controller runs in one thread, and each thread has its own pool. */
+const NONCES = new NoncePool();
 
 export function handleAttest(ctx: ControllerContext, req: RequestState): Reply {
   const { device, payload } = authenticateDevice(ctx, req);
@@ -42,7 +45,7 @@ export function handleAttest(ctx: ControllerContext, req: RequestState): Reply {
   let resp: attest.ZAttestResponse;
   switch (areq.reqType) {
     case Req.ATTEST_REQ_NONCE:
-      state.nonce = new Uint8Array(randomBytes(NONCE_BYTES));
+      state.nonce = NONCES.take(NONCE_BYTES);
       ctx.stats.attestation.nonceIssued();
       resp = { respType: Resp.ATTEST_RESP_NONCE, nonce: { nonce: state.nonce } };
       break;

@@ -32,9 +32,16 @@ export function handleConfig(ctx: ControllerContext, req: RequestState): Reply {
     const resp: config.ConfigResponse = { configHash: requested };
     return { status: 200, body: ctx.sealer.seal(Msg.ConfigResponse.encode(resp)), contentType: PROTO_MIME };
   }
+  const kept = ctx.configReplies.get(device);
+  if (kept) {
+    device.lastServedConfigHash = kept.hash;
+    return { status: 200, body: kept.body, contentType: PROTO_MIME };
+  }
   const built = ctx.configs.build(device);
   device.lastServedConfigHash = built.hash;
-  return { status: 200, body: ctx.sealer.seal(configResponseBytes(built.encoded, built.hash)), contentType: PROTO_MIME };
+  const body = ctx.sealer.seal(configResponseBytes(built.encoded, built.hash));
+  ctx.configReplies.put(device, built.hash, body);
+  return { status: 200, body, contentType: PROTO_MIME };
 }
 
 /**

@@ -28,6 +28,9 @@ export async function runControllerForeground(opts: ForegroundControllerOptions)
   if (server.v1Url) out(`controller API v1 on ${server.v1Url}  (mutual TLS, /api/v1/edgedevice/...)`);
   const store = server.core.store;
   if (store) out(`registry in ${store.path}: ${server.core.registry.size} devices known from earlier runs`);
+  if (opts.sink) {
+    out(`SINK MODE: a load-test sink, not a conformance controller: answers from precomputed signed responses, verifies ${+(opts.sink.verifySample * 100).toFixed(3)} % of request signatures`);
+  }
   if (onboardingCaPems.length === 0) out('warning: no onboarding CA given: every /register is refused (401); only pre-registered devices can onboard');
   await new Promise<void>((resolve) => {
     const stop = () => {
