@@ -6,6 +6,7 @@ import { derToPem } from '../protocol/pem.js';
 import {
   bitStringBytes,
   boolean,
+  concat,
   directoryString,
   explicit,
   ia5String,
@@ -21,7 +22,7 @@ import {
   unsignedInteger,
   type Der,
 } from './der.js';
-import { publicKeyInfo } from './keys.js';
+import { P256_SPKI_PREFIX, publicKeyInfo } from './keys.js';
 
 /** Distinguished name attributes, written in Go's pkix.Name order (C, ST, L, O, OU, CN). */
 export interface NameAttributes {
@@ -52,7 +53,8 @@ export interface CertificateSpec {
   issuer?: NameAttributes;
   notBefore: Date;
   notAfter: Date;
-  publicKey: KeyObject;
+  /** The subject's public key, or the 65-byte uncompressed point of a P-256 key (no key object needed). */
+  publicKey: KeyObject | Uint8Array;
   /** BasicConstraints: present as CA (optionally with a path length) or as a non-CA. */
   ca: boolean;
   pathLen?: number;
@@ -151,7 +153,7 @@ function ipAddressBytes(ip: string): Uint8Array {
 
 /** Builds, signs (SHA-256) and encodes one certificate. */
 export function issueCertificate(spec: CertificateSpec, issuerKey: KeyObject): IssuedCertificate {
-  const { spki, keyBits } = publicKeyInfo(spec.publicKey);
+  const { spki, keyBits } = spec.publicKey instanceof Uint8Array ? p256PointInfo(spec.publicKey) : publicKeyInfo(spec.publicKey);
   const subject = encodeName(spec.subject);
   const issuer = spec.issuer ? encodeName(spec.issuer) : subject;
   const sigAlg = signatureAlgorithm(issuerKey);
@@ -197,6 +199,11 @@ export function issueCertificate(spec: CertificateSpec, issuerKey: KeyObject): I
   const signature = sign('sha256', tbs, issuerKey);
   const der = seq(tbs, sigAlg, bitStringBytes(signature));
   return { der, pem: derToPem(der), ...(subjectKeyId ? { subjectKeyId } : {}) };
+}
+
+function p256PointInfo(point: Uint8Array): { spki: Uint8Array; keyBits: Uint8Array } {
+  if (point.length !== 65 || point[0] !== 4) throw new Error(`not an uncompressed P-256 point (${point.length} bytes)`);
+  return { spki: concat(P256_SPKI_PREFIX, point), keyBits: point };
 }
 
 /** notBefore + whole years, keeping month, day and time (Go's AddDate(years, 0, 0)). */
