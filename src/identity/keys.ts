@@ -65,6 +65,8 @@ export function p256Jwk(raw: RawP256): PrivateJwk {
 /**
  * Private key object of a raw P-256 key pair, imported as a JWK with its public point: about
  * 80 µs, where a SEC 1 or PKCS#8 DER import costs 0.13–0.4 ms (OpenSSL 3's decoder framework).
+ * The point must be on the curve, but is not checked against the scalar (that would cost a key
+ * generation): it comes from generateP256Raw or from a checksummed batch file.
  */
 export function p256KeyFromRaw(raw: RawP256): KeyObject {
   return createPrivateKey({ key: p256Jwk(raw) as JsonWebKey, format: 'jwk' });
