@@ -94,6 +94,8 @@ describe('fleet store with batch files', () => {
     const ca = new X509Certificate(probe.fleetCaCertPem);
     loaded.forEach((d, k) => {
       const m = first[0]![k]!;
+      // the device key object is made on first use, not by the load
+      expect((d as unknown as { deviceKeyObject?: object }).deviceKeyObject).toBeUndefined();
       expect([d.index, d.serial, d.softSerial, d.onboardCertPem, d.deviceCertPem, d.attestCertPem, d.ecdhCertPem]).toEqual([
         m.index, m.serial, m.softSerial, m.onboardCertPem, m.deviceCertPem, m.attestCertPem, m.ecdhCertPem,
       ]);

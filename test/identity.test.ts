@@ -118,7 +118,9 @@ describe('device certificate exactly as EVE makes it (§2.4)', () => {
     // Own fields only: certificates as DER in one buffer, no PEM texts, no base64 of the onboarding
     // PEM, no key objects but the device key.
     const own = Object.keys(dev).filter((k) => !['shared', 'verbatim'].includes(k));
-    expect(own.sort()).toEqual(['certs', 'deviceCertHash', 'deviceKey', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
+    // The device key: its key object once made, its bytes until then (loaded identities make it on first use).
+    expect(own.sort()).toEqual(['certs', 'deviceCertHash', 'deviceKeyObject', 'deviceKeyRaw', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
+    expect((dev as unknown as { deviceKeyObject?: object }).deviceKeyObject).toBe(dev.deviceKey);
     expect((dev as unknown as { verbatim?: object }).verbatim).toBeUndefined(); // every PEM is in Go's layout
     expect(dev.deviceCertHash.buffer.byteLength).toBe(32);
     // PEM texts come back byte for byte as the state file holds them.
