@@ -86,6 +86,10 @@ describe('fleet store with batch files', () => {
     const again = FleetIdentityStore.open({ stateDir, seed: 's', expect: shards[0]! });
     const loaded = await again.shardAsync(shards[0]!);
     expect(again.stats).toEqual({ created: 0, loaded: 5 });
+    // Without a shard given, a file is read when one of the devices its name states is asked for.
+    const lazy = FleetIdentityStore.open({ stateDir, seed: 's' });
+    expect(lazy.device(4).deviceCertPem).toBe(first[0]![2]!.deviceCertPem);
+    expect(() => lazy.device(5)).toThrow(`${shard1File}: damaged or truncated`);
     await expect(FleetIdentityStore.open({ stateDir, seed: 's', expect: shards[1]! }).shardAsync(shards[1]!)).rejects.toThrow(
       `${shard1File}: damaged or truncated (checksum mismatch); remove the state directory ${probe.dir} (or that file) to make new identities`,
     );

@@ -78,7 +78,7 @@ export class FleetIdentityStore {
   readonly stats = { created: 0, loaded: 0 };
   private readonly cache = new Map<number, DeviceIdentityMaterial>();
   /** What the state directory holds, read on the first device() (undefined: not read yet). */
-  private onDisk: { records: Map<number, { record: CompactDeviceIdentity; file: string }>; legacy: Set<number> } | undefined;
+  private onDisk: OnDisk | undefined;
   /** Identities made but not yet written (written by flush(), at the latest every BATCH_SIZE). */
   private pending: CompactDeviceIdentity[] = [];
 
@@ -225,6 +225,12 @@ export class FleetIdentityStore {
       this.stats.loaded++;
       return this.checked(identityFromStored(parseJson(readFileSync(path, 'utf8'), path), path), index, path);
     }
+    for (let i = 0; i < disk.unread.length; i++) {
+      const f = disk.unread[i]!;
+      if (!holds(f, index)) continue;
+      disk.unread.splice(i--, 1);
+      this.readBatchFile(disk, f.path);
+    }
     const found = disk.records.get(index);
     if (found) {
       disk.records.delete(index); // the identity copies what it keeps: the file's bytes can go
@@ -237,39 +243,68 @@ export class FleetIdentityStore {
     return made.identity;
   }
 
-  /** The identities the devices directory holds (of the expected shard, when one was given). */
-  private readDevicesDir(dir: string): NonNullable<FleetIdentityStore['onDisk']> {
+  /**
+   * What the devices directory holds: the earlier layout's files, and the batch files that may
+   * hold the expected shard's devices. A batch file whose name states its indices is read when one
+   * of them is first asked for, so a worker holds one file's bytes at a time, not its whole shard's.
+   */
+  private readDevicesDir(dir: string): OnDisk {
     const devicesDir = join(dir, 'devices');
-    const records = new Map<number, { record: CompactDeviceIdentity; file: string }>();
-    const legacy = new Set<number>();
-    const names = readdirSync(devicesDir).sort();
-    for (const name of names) {
+    const disk: OnDisk = { dir, records: new Map(), legacy: new Set(), unread: [] };
+    for (const name of readdirSync(devicesDir).sort()) {
       const old = LEGACY_FILE.exec(name);
       if (old) {
-        legacy.add(Number(old[1]));
+        disk.legacy.add(Number(old[1]));
         continue;
       }
       const m = BATCH_FILE.exec(name);
       if (!m) continue; // temporary files of a writer, files of later versions' own names
-      if (this.expect && !mayOverlap({ first: Number(m[1]), stride: Number(m[2]), count: Number(m[3]) }, this.expect)) continue;
-      const path = join(devicesDir, name);
-      let batch: CompactDeviceIdentity[];
-      try {
-        batch = decodeIdentityBatch(readFileSync(path), path);
-      } catch (e) {
-        throw new Error(`${(e as Error).message}; remove the state directory ${dir} (or that file) to make new identities`);
-      }
-      for (const record of batch) {
-        if (!records.has(record.index)) records.set(record.index, { record, file: path });
-      }
+      const file = { path: join(devicesDir, name), first: Number(m[1]), stride: Number(m[2]), count: Number(m[3]) };
+      if (this.expect && !mayOverlap(file, this.expect)) continue;
+      if (file.stride === 0) this.readBatchFile(disk, file.path); // indices not in its name
+      else disk.unread.push(file);
     }
-    return { records, legacy };
+    return disk;
+  }
+
+  private readBatchFile(disk: OnDisk, path: string): void {
+    let batch: CompactDeviceIdentity[];
+    try {
+      batch = decodeIdentityBatch(readFileSync(path), path);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; remove the state directory ${disk.dir} (or that file) to make new identities`);
+    }
+    for (const record of batch) {
+      if (this.expect && !holds(this.expect, record.index)) continue;
+      // A device in two files (two processes made it at once): the file whose name sorts first wins.
+      const had = disk.records.get(record.index);
+      if (!had || had.file > path) disk.records.set(record.index, { record, file: path });
+    }
   }
 
   private checked(identity: DeviceIdentityMaterial, index: number, path: string): DeviceIdentityMaterial {
     if (identity.index !== index) throw new Error(`${path}: holds device ${identity.index}, expected ${index}`);
     return identity;
   }
+}
+
+/** What a store knows of its devices directory (read on the first device()). */
+interface OnDisk {
+  dir: string;
+  /** Records read and not yet taken, by device index. */
+  records: Map<number, { record: CompactDeviceIdentity; file: string }>;
+  /** Devices with a file of the earlier one-JSON-file-per-device layout. */
+  legacy: Set<number>;
+  /** Batch files not read yet, with the indices their names state (stride > 0). */
+  unread: (IndexProgression & { path: string })[];
+}
+
+/** Whether index is one of first + k·stride (k < count). */
+function holds(p: IndexProgression, index: number): boolean {
+  const offset = index - p.first;
+  if (offset < 0) return false;
+  if (p.stride === 0) return offset === 0 && p.count > 0;
+  return offset % p.stride === 0 && offset / p.stride < p.count;
 }
 
 /**
