@@ -86,6 +86,7 @@ describe('fleet store with batch files', () => {
     const again = FleetIdentityStore.open({ stateDir, seed: 's', expect: shards[0]! });
     const loaded = await again.shardAsync(shards[0]!);
     expect(again.stats).toEqual({ created: 0, loaded: 5 });
+    expect(() => again.device(1)).toThrow('device 1 is not in the shard this fleet store was opened for');
     // Without a shard given, a file is read when one of the devices its name states is asked for.
     const lazy = FleetIdentityStore.open({ stateDir, seed: 's' });
     expect(lazy.device(4).deviceCertPem).toBe(first[0]![2]!.deviceCertPem);

@@ -47,7 +47,8 @@ export interface FleetStoreOptions {
   now?: () => number;
   /**
    * The devices this process will ask for (a worker's shard): batch files that cannot hold any of
-   * them are not read. Absent: every batch file is read on the first device().
+   * them are never read, and asking for another device is an error. Absent: any device; a batch
+   * file is read when one of the devices its name states is first asked for.
    */
   expect?: IndexProgression;
 }
@@ -215,6 +216,8 @@ export class FleetIdentityStore {
 
   private loadOrCreate(index: number): DeviceIdentityMaterial {
     if (!Number.isInteger(index) || index < 0) throw new RangeError(`device index must be a non-negative integer, got ${index}`);
+    // Records of other shards are skipped when read: making such a device anew would fork its identity.
+    if (this.expect && !holds(this.expect, index)) throw new RangeError(`device ${index} is not in the shard this fleet store was opened for`);
     if (this.dir === undefined) {
       this.stats.created++;
       return createDeviceIdentity(this.fleetCa, this.seed, index, this.now()).identity;
