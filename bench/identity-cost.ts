@@ -1,5 +1,5 @@
-// What a device identity costs a run: creating one (four P-256 keys, four certificates, the JWK
-// state file) the first time a seed is used, and loading it back on later runs.
+// What a device identity costs a run: creating one (four P-256 keys, four certificates, a record in
+// a batch file) the first time a seed is used, and loading it back on later runs.
 //
 //   npm run build && node dist/bench/identity-cost.js [--devices 500]
 

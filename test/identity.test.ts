@@ -13,7 +13,8 @@ import { loadOrCreateControllerPki } from '../src/identity/controller-pki.js';
 import { createDeviceIdentity, identityFromStored, sharedOnboarding } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import { senderCertHash, toHex } from '../src/protocol/cert-hash.js';
-import { certificateDer } from '../src/protocol/pem.js';
+import { certificateDer, derToPem } from '../src/protocol/pem.js';
+import { decodeIdentityBatch } from '../src/identity/identity-batch-file.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -117,17 +118,29 @@ describe('device certificate exactly as EVE makes it (§2.4)', () => {
     // Own fields only: certificates as DER in one buffer, no PEM texts, no base64 of the onboarding
     // PEM, no key objects but the device key.
     const own = Object.keys(dev).filter((k) => !['shared', 'verbatim'].includes(k));
-    expect(own.sort()).toEqual(['certs', 'deviceCertHash', 'deviceKey', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
+    // The device key: its key object once made, its bytes until then (loaded identities make it on first use).
+    expect(own.sort()).toEqual(['certs', 'deviceCertHash', 'deviceKeyObject', 'deviceKeyRaw', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
+    expect((dev as unknown as { deviceKeyObject?: object }).deviceKeyObject).toBe(dev.deviceKey);
     expect((dev as unknown as { verbatim?: object }).verbatim).toBeUndefined(); // every PEM is in Go's layout
     expect(dev.deviceCertHash.buffer.byteLength).toBe(32);
     // PEM texts come back byte for byte as the state file holds them.
     const keptStore = FleetIdentityStore.open({ seed: 'kept', stateDir: join(tmp, 'kept'), now: () => NOW });
     keptStore.device(0); // written to the state directory
     const kept = FleetIdentityStore.open({ seed: 'kept', stateDir: join(tmp, 'kept'), now: () => NOW }).device(0); // read back
-    const file = JSON.parse(readFileSync(join(keptStore.dir!, 'devices', '0.json'), 'utf8'));
+    const batchName = readdirSync(join(keptStore.dir!, 'devices')).find((f) => f.startsWith('batch-0-1-1-'))!;
+    const [record] = decodeIdentityBatch(readFileSync(join(keptStore.dir!, 'devices', batchName)), batchName);
+    const file = {
+      onboardCertPem: derToPem(record!.certs[0]),
+      deviceCertPem: derToPem(record!.certs[1]),
+      attestCertPem: derToPem(record!.certs[2]),
+      ecdhCertPem: derToPem(record!.certs[3]),
+      onboardKey: record!.scalars[0],
+      attestKey: record!.scalars[2],
+      ecdhKey: record!.scalars[3],
+    };
     for (const f of ['onboardCertPem', 'deviceCertPem', 'attestCertPem', 'ecdhCertPem'] as const) expect(kept[f]).toBe(file[f]);
     // Keys made from the stored scalars are the stored keys.
-    for (const k of ['onboardKey', 'attestKey', 'ecdhKey'] as const) expect(kept[k].export({ format: 'jwk' })).toEqual(file[k]);
+    for (const k of ['onboardKey', 'attestKey', 'ecdhKey'] as const) expect(kept[k].export({ format: 'jwk' }).d).toEqual(Buffer.from(file[k]).toString('base64url'));
     // Rarely used keys are made on each use (none held natively), always the same key.
     expect(dev.attestKey).not.toBe(dev.attestKey);
     expect(dev.attestKey.export({ format: 'jwk' })).toEqual(dev.attestKey.export({ format: 'jwk' }));
@@ -213,7 +226,8 @@ describe('fleet state directory', () => {
     expect(mode(join(dir, 'devices'))).toBe(0o700);
     expect(mode(join(dir, 'fleet-ca.json'))).toBe(0o600);
     const deviceFiles = readdirSync(join(dir, 'devices'));
-    expect(deviceFiles.sort()).toEqual(['0.json', '1.json', '2.json', '3.json', '4.json', '5.json']);
+    // devices 0–4 in one batch file (made together), device 5 in its own
+    expect(deviceFiles.map((f) => f.replace(/-[0-9a-f]+\.ids$/, '')).sort()).toEqual(['batch-0-1-5', 'batch-5-1-1']);
     for (const f of deviceFiles) expect(mode(join(dir, 'devices', f))).toBe(0o600);
     expect(readdirSync(dir).filter((f) => f.startsWith('.tmp'))).toEqual([]);
 
@@ -223,11 +237,13 @@ describe('fleet state directory', () => {
     expect(other.fleetCaCertPem).not.toBe(first.fleetCaCertPem);
   });
 
-  test('a damaged device file is reported with its path', () => {
+  test('a damaged device file of the earlier one-file-per-device layout is reported with its path', () => {
     const stateDir = join(tmp, 'damaged');
     const s = FleetIdentityStore.open({ stateDir, seed: 'd' });
-    s.device(0);
+    // written as evesim wrote each device before batch files
     const path = join(s.dir!, 'devices', '0.json');
+    writeFileSync(path, JSON.stringify(createDeviceIdentity(s.fleetCa, s.seed, 0, NOW).stored) + '\n', { mode: 0o600 });
+    expect(FleetIdentityStore.open({ stateDir, seed: 'd' }).device(0).serial).toBe(hardwareSerial(s.seed, 0));
     const good = readFileSync(path, 'utf8');
     writeFileSync(path, '{"version":1,"index":0}');
     expect(() => FleetIdentityStore.open({ stateDir, seed: 'd' }).device(0)).toThrow(/devices\/0\.json: field serial missing/);

@@ -26,4 +26,17 @@ describe('key generation', () => {
     expect(r.signal, 'the loop hung (deadlock) and was killed').toBeNull();
     expect(r.stdout.trim()).toBe('done');
   }, 120_000);
+
+  test('5,000 rounds of raw P-256 keys made into key objects and exported finish (the way identities are made now)', () => {
+    expect(existsSync(keys), 'run `npm run build` first (npm test does)').toBe(true);
+    const script = [
+      `import { generateP256Raw, p256KeyFromRaw } from ${JSON.stringify(keys)};`,
+      'for (let i = 0; i < 5000; i++) p256KeyFromRaw(generateP256Raw()).export({ format: "jwk" });',
+      'console.log("done");',
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 90_000 });
+    expect(r.stderr).toBe('');
+    expect(r.signal, 'the loop hung (deadlock) and was killed').toBeNull();
+    expect(r.stdout.trim()).toBe('done');
+  }, 120_000);
 });

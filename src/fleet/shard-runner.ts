@@ -171,28 +171,26 @@ export class ShardRunner {
     // Fixed per-worker costs (codecs) are paid before the baseline, so the figure is per device.
     warmAllCodecs();
     this.memoryBefore = settledMemory();
-    const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed, ...(this.task.fleetId !== undefined ? { fleetId: this.task.fleetId } : {}) });
+    const n = this.size;
+    const shard = { first: this.task.shard.firstIndex, stride: this.task.shard.stride, count: n };
+    const store = FleetIdentityStore.open({ stateDir, seed: scenario.seed, expect: shard, ...(this.task.fleetId !== undefined ? { fleetId: this.task.fleetId } : {}) });
     // A real controller's onboarding certificate is shared by all devices (as one EVE installer
     // image carries one): its key object and hashes are made once per worker, not per device.
     const onboard = this.task.target.onboard;
     const sharedOnboard = onboard ? sharedOnboarding(onboard.certPem, createPrivateKey(onboard.keyPem)) : undefined;
     const out: FleetDeviceInfo[] = [];
-    const n = this.size;
+    // Loaded, or made and written in batch files, before any device runs.
+    const ids = await store.shardAsync(shard, onProgress);
     for (let local = 0; local < n; local++) {
       const index = this.indexOf(local);
-      const id = store.device(index);
+      const id = ids[local]!;
       if (sharedOnboard) id.useSharedOnboarding(sharedOnboard);
       this.identities.push(id);
       const group = this.layout.groups[this.layout.groupOf(index)]!;
       const info: FleetDeviceInfo = { index, serial: id.serial, group: group.name };
       if (group.preRegistered) info.deviceCertPem = id.deviceCertPem;
       out.push(info);
-      if ((local + 1) % 64 === 0) {
-        onProgress?.(local + 1, n);
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
     }
-    onProgress?.(n, n);
     store.release();
     if (stateDir !== undefined) {
       this.diskStates = DeviceStateStore.open({ stateDir, seed: scenario.seed, ...(this.task.fleetId !== undefined ? { fleetId: this.task.fleetId } : {}), rootCaPem: this.task.target.rootCaPem });

@@ -6,6 +6,7 @@ import { derToPem } from '../protocol/pem.js';
 import {
   bitStringBytes,
   boolean,
+  concat,
   directoryString,
   explicit,
   ia5String,
@@ -21,7 +22,7 @@ import {
   unsignedInteger,
   type Der,
 } from './der.js';
-import { publicKeyInfo } from './keys.js';
+import { P256_SPKI_PREFIX, publicKeyInfo } from './keys.js';
 
 /** Distinguished name attributes, written in Go's pkix.Name order (C, ST, L, O, OU, CN). */
 export interface NameAttributes {
@@ -52,7 +53,8 @@ export interface CertificateSpec {
   issuer?: NameAttributes;
   notBefore: Date;
   notAfter: Date;
-  publicKey: KeyObject;
+  /** The subject's public key, or the 65-byte uncompressed point of a P-256 key (no key object needed). */
+  publicKey: KeyObject | Uint8Array;
   /** BasicConstraints: present as CA (optionally with a path length) or as a non-CA. */
   ca: boolean;
   pathLen?: number;
@@ -111,9 +113,19 @@ const OID = {
 const NAME_OID_DER = new Map(NAME_OIDS.map(([k, o]) => [k, oid(o)]));
 const EKU_OID_DER = new Map(Object.entries(EKU_OIDS).map(([k, o]) => [k, oid(o)]));
 
+// Random bytes drawn 4 KiB at a time: one randomBytes call per serial cost about 3 % of making an
+// identity (four serials each).
+let randomPool = new Uint8Array(0);
+let randomAt = 0;
+
 /** 128-bit random serial, like EVE's rand.Int(rand.Reader, 2^128). */
 export function randomSerial(): Uint8Array {
-  return new Uint8Array(randomBytes(16));
+  if (randomAt + 16 > randomPool.length) {
+    randomPool = new Uint8Array(randomBytes(4096));
+    randomAt = 0;
+  }
+  randomAt += 16;
+  return randomPool.slice(randomAt - 16, randomAt);
 }
 
 export function encodeName(name: NameAttributes): Der {
@@ -151,7 +163,7 @@ function ipAddressBytes(ip: string): Uint8Array {
 
 /** Builds, signs (SHA-256) and encodes one certificate. */
 export function issueCertificate(spec: CertificateSpec, issuerKey: KeyObject): IssuedCertificate {
-  const { spki, keyBits } = publicKeyInfo(spec.publicKey);
+  const { spki, keyBits } = spec.publicKey instanceof Uint8Array ? p256PointInfo(spec.publicKey) : publicKeyInfo(spec.publicKey);
   const subject = encodeName(spec.subject);
   const issuer = spec.issuer ? encodeName(spec.issuer) : subject;
   const sigAlg = signatureAlgorithm(issuerKey);
@@ -197,6 +209,11 @@ export function issueCertificate(spec: CertificateSpec, issuerKey: KeyObject): I
   const signature = sign('sha256', tbs, issuerKey);
   const der = seq(tbs, sigAlg, bitStringBytes(signature));
   return { der, pem: derToPem(der), ...(subjectKeyId ? { subjectKeyId } : {}) };
+}
+
+function p256PointInfo(point: Uint8Array): { spki: Uint8Array; keyBits: Uint8Array } {
+  if (point.length !== 65 || point[0] !== 4) throw new Error(`not an uncompressed P-256 point (${point.length} bytes)`);
+  return { spki: concat(P256_SPKI_PREFIX, point), keyBits: point };
 }
 
 /** notBefore + whole years, keeping month, day and time (Go's AddDate(years, 0, 0)). */

@@ -5,22 +5,28 @@
 
 export type Der = Uint8Array;
 
-function lengthBytes(n: number): number[] {
-  if (n < 0x80) return [n];
-  const out: number[] = [];
-  for (let v = n; v > 0; v = Math.floor(v / 256)) out.unshift(v & 0xff);
-  return [0x80 | out.length, ...out];
+/** Bytes of the DER length field of `n` content bytes. */
+function lengthSize(n: number): number {
+  if (n < 0x80) return 1;
+  let bytes = 0;
+  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes++;
+  return 1 + bytes;
 }
 
 /** A tag-length-value element around already encoded contents. */
 export function tlv(tag: number, ...contents: Der[]): Der {
   let size = 0;
   for (const c of contents) size += c.length;
-  const len = lengthBytes(size);
-  const out = new Uint8Array(1 + len.length + size);
+  const lenSize = lengthSize(size);
+  const out = new Uint8Array(1 + lenSize + size);
   out[0] = tag;
-  out.set(len, 1);
-  let at = 1 + len.length;
+  // Length written in place (no intermediate arrays: a certificate is built from ~60 elements).
+  if (lenSize === 1) out[1] = size;
+  else {
+    out[1] = 0x80 | (lenSize - 1);
+    for (let i = lenSize - 1, v = size; i >= 1; i--, v = Math.floor(v / 256)) out[1 + i] = v & 0xff;
+  }
+  let at = 1 + lenSize;
   for (const c of contents) {
     out.set(c, at);
     at += c.length;

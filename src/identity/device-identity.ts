@@ -6,7 +6,8 @@ import { senderCertHash } from '../protocol/cert-hash.js';
 import { certificateDer, derToPem, pemBase64Bytes } from '../protocol/pem.js';
 import { createDeviceCertificate, createDeviceIssuedCertificate } from './eve-certificates.js';
 import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
-import { generateP256, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, privateKeyToJwk, type PrivateJwk } from './keys.js';
+import type { CompactDeviceIdentity } from './identity-batch-file.js';
+import { generateP256Raw, p256Jwk, p256KeyFromRaw, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, type PrivateJwk } from './keys.js';
 import { hardwareSerial, softSerial } from './serials.js';
 
 /**
@@ -62,42 +63,80 @@ export interface StoredDeviceIdentity {
   ecdhKey: PrivateJwk;
 }
 
-export function createDeviceIdentity(
-  ca: FleetCa,
-  seed: string | number,
-  index: number,
-  nowMs: number,
-): { identity: DeviceIdentityMaterial; stored: StoredDeviceIdentity } {
+/** A newly made device identity: what the worker holds, and what the state directory keeps of it. */
+export interface CreatedDeviceIdentity {
+  identity: DeviceIdentityMaterial;
+  /** The record of the binary batch file (identity-batch-file.ts). */
+  compact: CompactDeviceIdentity;
+  /** The same identity as the earlier one-JSON-file-per-device layout held it (made on demand). */
+  readonly stored: StoredDeviceIdentity;
+}
+
+/**
+ * Makes a device's four P-256 keys and four certificates, the cheapest correct way: keys as raw
+ * bytes from an ECDH object (keys.ts), certificates built by hand and signed with node:crypto
+ * (certificate.ts), and a single key object, the device key's (it signs the device's own
+ * certificates now and every request later).
+ */
+export function createDeviceIdentity(ca: FleetCa, seed: string | number, index: number, nowMs: number): CreatedDeviceIdentity {
   const serial = hardwareSerial(seed, index);
   const soft = softSerial(seed, index);
-  const onboard = generateP256();
-  const device = generateP256();
-  const attest = generateP256();
-  const ecdh = generateP256();
-  const onboardCert = issueOnboardingCertificate(ca, onboard.publicKey, serial, nowMs);
-  const deviceCert = createDeviceCertificate(device.privateKey, device.publicKey, nowMs);
-  const signer = { privateKey: device.privateKey, cert: deviceCert };
-  const attestCert = createDeviceIssuedCertificate('attest', attest.publicKey, signer);
-  const ecdhCert = createDeviceIssuedCertificate('ecdh', ecdh.publicKey, signer);
+  const onboard = generateP256Raw();
+  const device = generateP256Raw();
+  const attest = generateP256Raw();
+  const ecdh = generateP256Raw();
+  const deviceKey = p256KeyFromRaw(device);
+  const onboardCert = issueOnboardingCertificate(ca, onboard.point, serial, nowMs);
+  const deviceCert = createDeviceCertificate(deviceKey, device.point, nowMs);
+  const signer = { privateKey: deviceKey, cert: deviceCert };
+  const attestCert = createDeviceIssuedCertificate('attest', attest.point, signer);
+  const ecdhCert = createDeviceIssuedCertificate('ecdh', ecdh.point, signer);
 
-  const stored: StoredDeviceIdentity = {
-    version: 1,
+  const compact: CompactDeviceIdentity = {
     index,
     serial,
     softSerial: soft,
-    onboardCertPem: onboardCert.pem,
-    onboardKey: privateKeyToJwk(onboard.privateKey),
-    deviceCertPem: deviceCert.pem,
-    deviceKey: privateKeyToJwk(device.privateKey),
-    attestCertPem: attestCert.pem,
-    attestKey: privateKeyToJwk(attest.privateKey),
-    ecdhCertPem: ecdhCert.pem,
-    ecdhKey: privateKeyToJwk(ecdh.privateKey),
+    certs: [onboardCert.der, deviceCert.der, attestCert.der, ecdhCert.der],
+    scalars: [onboard.d, device.d, attest.d, ecdh.d],
+    devicePoint: device.point,
   };
-  // Only the device key (used on every request) is kept as a key object; the others are imported
-  // from the stored JWK on first use, exactly as for an identity loaded from the state directory.
-  const identity = new DeviceIdentityRecord(stored, device.privateKey, `new identity of device ${index}`);
-  return { identity, stored };
+  const identity = new DeviceIdentityRecord(
+    { index, serial, softSerial: soft, ders: compact.certs, verbatim: undefined, scalars: [onboard.d, attest.d, ecdh.d] },
+    deviceKey,
+  );
+  return {
+    identity,
+    compact,
+    get stored(): StoredDeviceIdentity {
+      return {
+        version: 1,
+        index,
+        serial,
+        softSerial: soft,
+        onboardCertPem: onboardCert.pem,
+        onboardKey: p256Jwk(onboard),
+        deviceCertPem: deviceCert.pem,
+        deviceKey: p256Jwk(device),
+        attestCertPem: attestCert.pem,
+        attestKey: p256Jwk(attest),
+        ecdhCertPem: ecdhCert.pem,
+        ecdhKey: p256Jwk(ecdh),
+      };
+    },
+  };
+}
+
+/** Rebuilds a device identity from its batch-file record; `where` names the file in errors. */
+export function identityFromCompact(c: CompactDeviceIdentity, where: string): DeviceIdentityMaterial {
+  if (c.devicePoint.length !== 65 || c.devicePoint[0] !== 4) throw new Error(`${where}: device ${c.index}: device key point is not an uncompressed P-256 point`);
+  // The key object is made when the device first signs (about 0.1 ms each, most of a load).
+  const raw = new Uint8Array(97);
+  raw.set(c.scalars[1]);
+  raw.set(c.devicePoint, 32);
+  return new DeviceIdentityRecord(
+    { index: c.index, serial: c.serial, softSerial: c.softSerial, ders: c.certs, verbatim: undefined, scalars: [c.scalars[0], c.scalars[2], c.scalars[3]] },
+    raw,
+  );
 }
 
 /** Rebuilds a device identity from its stored form; `where` names the file in errors. */
@@ -111,7 +150,14 @@ export function identityFromStored(raw: unknown, where: string): DeviceIdentityM
   const stored = s as StoredDeviceIdentity;
   for (const field of ['onboardKey', 'attestKey', 'ecdhKey'] as const) checkJwkShape(stored[field], `${where} ${field}`);
   const deviceKey = privateKeyFromJwk(stored.deviceKey, `${where} deviceKey`);
-  return new DeviceIdentityRecord(stored, deviceKey, where);
+  const pems = [stored.onboardCertPem, stored.deviceCertPem, stored.attestCertPem, stored.ecdhCertPem];
+  const ders = pems.map((pem, i) => certificateDer(pem, `${where} ${CERTS[i]}CertPem`));
+  let verbatim: Partial<Record<(typeof CERTS)[number], string>> | undefined;
+  pems.forEach((pem, i) => {
+    if (derToPem(ders[i]!) !== pem) (verbatim ??= {})[CERTS[i]!] = pem;
+  });
+  const scalars = (['onboardKey', 'attestKey', 'ecdhKey'] as const).map((k) => p256PrivateScalar(stored[k], `${where} ${k}`));
+  return new DeviceIdentityRecord({ index: stored.index, serial: stored.serial, softSerial: stored.softSerial, ders, verbatim, scalars }, deviceKey);
 }
 
 function checkJwkShape(jwk: unknown, where: string): void {
@@ -121,13 +167,27 @@ function checkJwkShape(jwk: unknown, where: string): void {
   }
 }
 
+/** What a DeviceIdentityRecord is made of, whether newly made, from a batch file or from a JSON file. */
+interface RecordParts {
+  index: number;
+  serial: string;
+  softSerial: string;
+  /** DER of the onboarding, device, attestation and ECDH certificates. */
+  ders: readonly Uint8Array[];
+  /** PEM texts not in Go's layout, kept verbatim. */
+  verbatim: Partial<Record<'onboard' | 'device' | 'attest' | 'ecdh', string>> | undefined;
+  /** Private scalars of the onboarding, attestation and ECDH keys. */
+  scalars: readonly Uint8Array[];
+}
+
 /** The four certificates of a device, in the order they sit in DeviceIdentityRecord.certs. */
 const CERTS = ['onboard', 'device', 'attest', 'ecdh'] as const;
 
 /**
  * A device identity as a worker holds it for the whole run, thousands of times over, so it keeps
  * little: its four certificates as DER in one buffer (PEM text is 4/3 of that and was 3 KiB a
- * device), the device key and the hash of its certificate (both used on every request), and the
+ * device), the device key (made on first use for an identity read from a batch file) and the
+ * hash of its certificate (both used on every request), and the
  * private scalars of the three keys used rarely. Everything else is derived when asked, through
  * prototype getters that cost nothing per device: the PEM texts (Go's encoding/pem layout, so
  * byte for byte what the state file holds; a file in another layout keeps its text as is), the
@@ -138,7 +198,10 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
   readonly index: number;
   readonly serial: string;
   readonly softSerial: string;
-  readonly deviceKey: KeyObject;
+  /** The device key object, once made (identities loaded from a batch file make it on first use). */
+  private deviceKeyObject: KeyObject | undefined;
+  /** The device key's scalar and public point (d‖point) until its key object is made. */
+  private deviceKeyRaw: Uint8Array | undefined;
   readonly deviceCertHash: Uint8Array;
   /** DER of the onboarding, device, attestation and ECDH certificates, back to back. */
   private readonly certs: Uint8Array;
@@ -150,35 +213,43 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
   private readonly scalars: Uint8Array;
   private shared: SharedOnboarding | undefined;
 
-  constructor(s: StoredDeviceIdentity, deviceKey: KeyObject, where: string) {
-    this.index = s.index;
-    this.serial = s.serial;
-    this.softSerial = s.softSerial;
-    this.deviceKey = deviceKey;
-    const pems = [s.onboardCertPem, s.deviceCertPem, s.attestCertPem, s.ecdhCertPem];
-    const ders = pems.map((pem, i) => certificateDer(pem, `${where} ${CERTS[i]}CertPem`));
-    this.certs = new Uint8Array(ders.reduce((n, d) => n + d.length, 0));
+  constructor(p: RecordParts, deviceKey: KeyObject | Uint8Array) {
+    this.index = p.index;
+    this.serial = p.serial;
+    this.softSerial = p.softSerial;
+    if (deviceKey instanceof Uint8Array) this.deviceKeyRaw = deviceKey;
+    else this.deviceKeyObject = deviceKey;
+    this.certs = new Uint8Array(p.ders.reduce((n, d) => n + d.length, 0));
     let at = 0;
     const ends: number[] = [];
-    ders.forEach((d) => {
+    p.ders.forEach((d) => {
       this.certs.set(d, at);
       at += d.length;
       ends.push(at);
     });
     this.ends = ends as unknown as [number, number, number, number];
-    let verbatim: Partial<Record<(typeof CERTS)[number], string>> | undefined;
-    pems.forEach((pem, i) => {
-      if (derToPem(ders[i]!) !== pem) (verbatim ??= {})[CERTS[i]!] = pem;
-    });
-    this.verbatim = verbatim;
-    this.deviceCertHash = new Uint8Array(senderCertHash(ders[1]!));
+    this.verbatim = p.verbatim;
+    this.deviceCertHash = new Uint8Array(senderCertHash(p.ders[1]!));
     this.scalars = new Uint8Array(96);
-    (['onboardKey', 'attestKey', 'ecdhKey'] as const).forEach((k, i) => this.scalars.set(p256PrivateScalar(s[k], `${where} ${k}`), 32 * i));
+    p.scalars.forEach((d, i) => this.scalars.set(d, 32 * i));
   }
 
   /** Uses an onboarding certificate shared by the whole fleet (a real controller's) instead of the device's own. */
   useSharedOnboarding(shared: SharedOnboarding): void {
     this.shared = shared;
+  }
+
+  /** Used on every request: made once, on first use, and kept. */
+  get deviceKey(): KeyObject {
+    if (this.deviceKeyObject) return this.deviceKeyObject;
+    const raw = this.deviceKeyRaw!;
+    try {
+      this.deviceKeyObject = p256KeyFromRaw({ d: raw.subarray(0, 32), point: raw.subarray(32) });
+    } catch (e) {
+      throw new Error(`device ${this.index}: unusable stored device key: ${(e as Error).message}`);
+    }
+    this.deviceKeyRaw = undefined;
+    return this.deviceKeyObject;
   }
 
   get onboardCertPem(): string {

@@ -21,7 +21,7 @@ export interface DeviceCertificate extends IssuedCertificate {
  * Self-signed device certificate: ECDSA P-256, CN=EVE, O=The Linux Foundation, CA, KeyUsage
  * digitalSignature+keyCertSign, EKU clientAuth+serverAuth, valid from now−1 day for 20 years.
  */
-export function createDeviceCertificate(privateKey: KeyObject, publicKey: KeyObject, nowMs: number): DeviceCertificate {
+export function createDeviceCertificate(privateKey: KeyObject, publicKey: KeyObject | Uint8Array, nowMs: number): DeviceCertificate {
   const notBefore = wholeSeconds(nowMs - DAY_MS);
   const notAfter = addYears(notBefore, 20);
   const cert = issueCertificate(
@@ -46,7 +46,7 @@ export function createDeviceCertificate(privateKey: KeyObject, publicKey: KeyObj
  */
 export function createDeviceIssuedCertificate(
   kind: 'attest' | 'ecdh',
-  subjectPublicKey: KeyObject,
+  subjectPublicKey: KeyObject | Uint8Array,
   device: { privateKey: KeyObject; cert: DeviceCertificate },
 ): IssuedCertificate {
   return issueCertificate(

@@ -54,7 +54,7 @@ export function fleetCaFromParts(certPem: string, key: KeyObject, subject: NameA
 }
 
 /** Onboarding certificate for one device: ECDSA P-256 leaf under the fleet CA, CN = the device serial. */
-export function issueOnboardingCertificate(ca: FleetCa, publicKey: KeyObject, serial: string, nowMs: number): IssuedCertificate {
+export function issueOnboardingCertificate(ca: FleetCa, publicKey: KeyObject | Uint8Array, serial: string, nowMs: number): IssuedCertificate {
   const notBefore = wholeSeconds(nowMs - DAY_MS);
   return issueCertificate(
     {
