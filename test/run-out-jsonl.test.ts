@@ -90,6 +90,13 @@ describe('evesim run --out jsonl=FILE', () => {
     // Both workers' loop figures (a worker whose 'go' came late first reports in the second interval).
     expect([...new Set(intervals.flatMap((i) => i.workers.map((w) => w.worker)))].sort()).toEqual([0, 1]);
     expect(intervals.some((i) => i.workers.length === 2 && i.workers.every((w) => w.busy > 0 && w.loopMaxMs >= w.loopP99Ms))).toBe(true);
+    // The embedded controller's side: it answered every request the devices counted (none failed
+    // in transport here), sampled each second; its thread was busy some of the time.
+    const answered = intervals.reduce((n, i) => n + (i.controller?.requests ?? 0), 0);
+    expect(answered).toBeGreaterThan(0);
+    expect(answered).toBeLessThanOrEqual(s.overall.count);
+    expect(answered).toBeGreaterThanOrEqual(s.overall.count * 0.8);
+    expect(intervals.some((i) => (i.controller?.busy ?? 0) > 0)).toBe(true);
 
     // The timeline action and the drain are marked where they happened.
     const events = intervals.flatMap((i) => i.events);

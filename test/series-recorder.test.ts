@@ -107,6 +107,21 @@ describe('SeriesRecorder', () => {
     expect(r.series().intervals.map((i) => i.findings)).toEqual([{}, { 'bad-signature': 2 }]);
   });
 
+  it('counts the embedded controller\'s samples in the interval holding the middle of their span; merged intervals add up', () => {
+    const { r } = recorder();
+    r.controller(T0 + 1000, 1000, 40, 0.25); // covers 0..1 s
+    r.controller(T0 + 2000, 1000, 60, 0.75); // covers 1..2 s
+    r.add(syntheticDelta({ atMs: T0 + 2500 }));
+    r.finish();
+    const shown = r.series().intervals.map((i) => i.controller);
+    expect(shown).toEqual([{ requests: 40, busy: 0.25 }, { requests: 60, busy: 0.75 }, undefined]);
+    const capped = new SeriesRecorder({ startAtMs: T0, maxIntervals: 2 });
+    for (let k = 1; k <= 4; k++) capped.controller(T0 + k * 1000, 1000, 10 * k, k / 10);
+    capped.finish();
+    // 4 intervals kept as 2 of 2 s: requests summed, busy time-weighted.
+    expect(capped.series().intervals.map((i) => i.controller)).toEqual([{ requests: 30, busy: 0.15 }, { requests: 70, busy: 0.35 }]);
+  });
+
   it('beyond the cap merges neighbours (2 s, 4 s, …), counts conserved, percentiles of the merged requests', () => {
     const { r, closed } = recorder({ maxIntervals: 4 });
     // 10 s: odd seconds fast (10 ms), even seconds slow (100 ms), 100 requests each.

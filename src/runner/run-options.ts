@@ -105,6 +105,8 @@ export interface EmbeddedController {
   v1Url?: string;
   rootCaPem: string;
   admin: ControllerAdminApi;
+  /** Requests answered and busy time (ms) so far, read each second for the run's time series. */
+  load?(): { requests: number; activeMs: number };
   stop(): Promise<void>;
 }
 

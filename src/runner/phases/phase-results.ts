@@ -19,6 +19,8 @@ export interface Servers {
   admin?: ControllerAdminApi;
   /** The admin API is a real controller's (--controller-admin), shared by every shard of the fleet. */
   adminShared?: true;
+  /** The embedded controller's requests answered and busy ms so far (its thread's), for the series. */
+  controllerLoad?: () => { requests: number; activeMs: number };
   /** The capabilities this run uses, in registry order. */
   capabilities: RunningCapability[];
   metrics?: MetricsServer;

@@ -66,7 +66,7 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
     broadcast(workers.ports, { type: 'end-run-phase' });
   };
   // The time series (summary.series, --out); a threshold with abortOnFail ends the run phase through onEnd.
-  const series = startSeries(ctx, startAtMs, runPhase, onEnd);
+  const series = startSeries(ctx, startAtMs, runPhase, onEnd, servers.controllerLoad);
   const signal = opts.endRunPhase;
   if (signal) {
     if (signal.aborted) onEnd();

@@ -20,6 +20,7 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
   const { opts, err, scenario, cleanups } = ctx;
   let target: TargetInfo;
   let admin: ControllerAdminApi | undefined;
+  let controllerLoad: Servers['controllerLoad'];
   let adminShared = false;
   if (ctx.external) {
     target = ctx.external;
@@ -31,6 +32,7 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
     cleanups.add(() => controller.stop());
     target = { url: controller.url, ...(controller.v1Url ? { v1Url: controller.v1Url } : {}), rootCaPem: controller.rootCaPem, insecure: false };
     admin = controller.admin;
+    if (controller.load) controllerLoad = () => controller.load!();
   }
 
   const capabilities: RunningCapability[] = [];
@@ -64,6 +66,7 @@ export async function startServers(ctx: RunContext): Promise<Servers> {
   return {
     target,
     ...(admin ? { admin } : {}),
+    ...(controllerLoad ? { controllerLoad } : {}),
     ...(adminShared ? { adminShared: true as const } : {}),
     capabilities,
     ...(metrics ? { metrics } : {}),

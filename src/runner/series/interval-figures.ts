@@ -20,6 +20,13 @@ export interface WorkerFigures {
   coveredMs: number;
 }
 
+/** The embedded controller over the interval: requests it answered, and its thread's busy time. */
+export interface ControllerFigures {
+  requests: number;
+  busyMs: number;
+  coveredMs: number;
+}
+
 export interface IntervalFigures {
   tMs: number;
   durationMs: number;
@@ -30,6 +37,8 @@ export interface IntervalFigures {
   findings: Record<string, number>;
   events: RunEvent[];
   workers: Map<number, WorkerFigures>;
+  /** Absent when no controller sample fell in the interval (a real controller: never). */
+  controller?: ControllerFigures;
 }
 
 export function emptyIntervalFigures(tMs: number, durationMs: number, phase: RunInterval['phase']): IntervalFigures {
@@ -60,6 +69,12 @@ export function mergeIntervalFigures(a: IntervalFigures, b: IntervalFigures): In
     }
     for (const [k, v] of Object.entries(part.findings)) out.findings[k] = (out.findings[k] ?? 0) + v;
     out.events.push(...part.events);
+    if (part.controller) {
+      const c = (out.controller ??= { requests: 0, busyMs: 0, coveredMs: 0 });
+      c.requests += part.controller.requests;
+      c.busyMs += part.controller.busyMs;
+      c.coveredMs += part.controller.coveredMs;
+    }
     for (const [w, f] of part.workers) {
       const o = out.workers.get(w);
       out.workers.set(
@@ -100,6 +115,9 @@ export function toRunInterval(f: IntervalFigures): RunInterval {
         loopMaxMs: round1(w.loopMaxMs),
         busy: w.coveredMs > 0 ? Math.round((w.busyMs / w.coveredMs) * 1000) / 1000 : 0,
       })),
+    ...(f.controller
+      ? { controller: { requests: f.controller.requests, ...(f.controller.coveredMs > 0 ? { busy: Math.round((f.controller.busyMs / f.controller.coveredMs) * 1000) / 1000 } : {}) } }
+      : {}),
   };
 }
 

@@ -76,6 +76,18 @@ export class SeriesRecorder {
     this.intervalAt(this.indexOf(atMs)).events.push(e);
   }
 
+  /**
+   * A sample of the embedded controller: `requests` answered and `busy` (0..1) over the `spanMs`
+   * before `atMs`; counted, like a delta, in the interval holding the middle of that span.
+   */
+  controller(atMs: number, spanMs: number, requests: number, busy: number): void {
+    const f = this.intervalAt(this.indexOf(atMs - spanMs / 2));
+    const c = (f.controller ??= { requests: 0, busyMs: 0, coveredMs: 0 });
+    c.requests += requests;
+    c.busyMs += busy * spanMs;
+    c.coveredMs += spanMs;
+  }
+
   add(d: FleetDelta): void {
     const i = this.indexOf(d.atMs - d.intervalMs / 2);
     const f = this.intervalAt(i);

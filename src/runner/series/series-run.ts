@@ -20,6 +20,23 @@ import { faultRunEvents } from '../faults/fault-summary.js';
 /** How often the main thread looks for intervals to close, ms. */
 const CLOSE_POLL_MS = 250;
 
+/**
+ * The embedded controller's figures per interval: each second, the requests it answered and the
+ * share of the time its thread was busy since the last sample (a shared counter and the thread's
+ * event-loop utilisation: no admin call, so sampling costs the measured controller nothing).
+ */
+function sampleController(recorder: SeriesRecorder, load: () => { requests: number; activeMs: number }, cleanups: RunContext['cleanups']): void {
+  let last = { ...load(), atMs: Date.now() };
+  const timer = setInterval(() => {
+    const now = { ...load(), atMs: Date.now() };
+    const spanMs = now.atMs - last.atMs;
+    if (spanMs > 0) recorder.controller(now.atMs, spanMs, now.requests - last.requests, Math.min(1, Math.max(0, (now.activeMs - last.activeMs) / spanMs)));
+    last = now;
+  }, 1000);
+  timer.unref();
+  cleanups.add(() => clearInterval(timer));
+}
+
 export interface SeriesRun {
   readonly windows: ThresholdWindows;
   /** The threshold that ended the run phase early, if one did. */
@@ -30,13 +47,20 @@ export interface SeriesRun {
   end(exitCode: number, durationMs: number): void;
 }
 
-export function startSeries(ctx: RunContext, startAtMs: number, runPhase: RunPhaseEnd, endRunPhase: () => void): SeriesRun {
+export function startSeries(
+  ctx: RunContext,
+  startAtMs: number,
+  runPhase: RunPhaseEnd,
+  endRunPhase: () => void,
+  controllerLoad?: () => { requests: number; activeMs: number },
+): SeriesRun {
   const { scenario, cleanups, aggregate, opts, err } = ctx;
   const recorder = new SeriesRecorder({ startAtMs });
   aggregate.onDelta((d) => recorder.add(d));
   const poll = setInterval(() => recorder.closeDue(Date.now()), CLOSE_POLL_MS);
   poll.unref();
   cleanups.add(() => clearInterval(poll));
+  if (controllerLoad) sampleController(recorder, controllerLoad, cleanups);
 
   const shard = ctx.plan.shard.count > 1 ? { shard: { index: ctx.plan.shard.index, count: ctx.plan.shard.count } } : {};
   const header = { scenario: scenario.name, seed: scenario.seed, version: evesimVersion(), startedAt: new Date(startAtMs).toISOString(), intervalMs: recorder.intervalMs, ...shard };

@@ -59,6 +59,7 @@ export class ControllerCore implements ControllerContext {
     /** Where the registry is kept across restarts (registry-store.ts); none: in memory only. */
     readonly store?: RegistryStore,
   ) {
+    if (options.requestTally) this.stats.tally = new BigInt64Array(options.requestTally);
     this.registry = new DeviceRegistry(options.requirePreRegistration);
     if (store) {
       this.registry.restore(store.load());

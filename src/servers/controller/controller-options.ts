@@ -42,6 +42,9 @@ export interface ControllerOptions {
    * Default true; false keeps it in memory only.
    */
   persistRegistry?: boolean;
+  /** A counter (one BigInt64 slot) the controller adds every request it answers to, read by the
+   *  thread that embeds it (the run's time series) without a round trip through the admin API. */
+  requestTally?: SharedArrayBuffer;
   /**
    * Load-test sink (sink-responder.ts), not a conformance controller: answers the steady-state
    * endpoints from precomputed signed responses and verifies the signature of only a sample of
@@ -55,8 +58,9 @@ export interface SinkOptions {
   verifySample: number;
 }
 
-export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems' | 'sink'>> {
+export interface ResolvedControllerOptions extends Required<Omit<ControllerOptions, 'fleet' | 'onboardingCaPems' | 'sink' | 'requestTally'>> {
   fleet?: FleetSpec;
+  requestTally?: SharedArrayBuffer;
   sink?: SinkOptions;
   onboardingCaPems: string[];
 }
@@ -86,6 +90,7 @@ export function resolveControllerOptions(o: ControllerOptions): ResolvedControll
     quoteVerifier: quoteVerifierMode(o.quoteVerifier),
     persistRegistry: o.persistRegistry ?? true,
     ...(o.sink ? { sink: { verifySample: verifySample(o.sink.verifySample) } } : {}),
+    ...(o.requestTally ? { requestTally: o.requestTally } : {}),
   };
 }
 

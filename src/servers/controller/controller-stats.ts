@@ -42,7 +42,11 @@ export class ControllerStats {
     return this.totals.get(key)!;
   }
 
+  /** Every request recorded is also added here (ControllerOptions.requestTally), when given. */
+  tally: BigInt64Array | undefined;
+
   record(key: StatKey, status: number, bytesIn: number, bytesOut: number): void {
+    if (this.tally) Atomics.add(this.tally, 0, 1n);
     const t = this.of(key);
     t.requests++;
     t.bytesIn += bytesIn;

@@ -15,6 +15,8 @@ export interface ControllerThread {
   rootCaPem: string;
   rootCaPath: string;
   admin: ControllerAdminClient;
+  /** Requests answered so far and the controller thread's busy time so far (ms): cheap, no admin call. */
+  load(): { requests: number; activeMs: number };
   /** Stops the servers and the thread. */
   stop(): Promise<void>;
 }
@@ -23,8 +25,10 @@ const START_TIMEOUT_MS = 60_000;
 
 export async function startControllerInThread(opts: ControllerOptions): Promise<ControllerThread> {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  const requestTally = new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
+  const tally = new BigInt64Array(requestTally);
   const worker = startSourceAwareWorker(new URL(`./controller-thread-entry${ext}`, import.meta.url), {
-    workerData: opts,
+    workerData: { ...opts, requestTally },
     name: 'evesim-controller',
   });
   const ready = await new Promise<Extract<FromControllerThread, { type: 'ready' }>>((resolve, reject) => {
@@ -70,6 +74,7 @@ export async function startControllerInThread(opts: ControllerOptions): Promise<
     rootCaPem: ready.rootCaPem,
     rootCaPath: ready.rootCaPath,
     admin,
+    load: () => ({ requests: Number(Atomics.load(tally, 0)), activeMs: worker.performance.eventLoopUtilization().active }),
     stop: () => (stopping ??= stopThread(worker, admin)),
   };
 }
