@@ -135,6 +135,29 @@ describe('a controller outage of many minutes', () => {
     spill.close();
   }, 60_000);
 
+  it('drains the backlog an outage left on EVE\'s cadence, as newlogd rotates its raw file at most every 300 s', async () => {
+    const r = rig({ behaviour: { logLinesPerSec: 2 } });
+    const o = controllerOutage(r);
+    await onboard(r);
+    await run(r, 200_000);
+    o.down = true;
+    await run(r, 12 * 60_000);
+    const left = r.device.backlog().logs;
+    expect(left).toBeGreaterThanOrEqual(2);
+    o.down = false;
+    // A new file closed at every upload tick would keep the backlog level for ever; closed only when
+    // none waits (or 300 s after the last), it empties within a few ticks (90 s apart at this size).
+    let lowest = left;
+    await run(r, 15 * 60_000, () => (lowest = Math.min(lowest, r.device.backlog().logs)));
+    expect(lowest).toBe(0);
+    // Nothing was lost on the way: every line in order.
+    await recoverAndDrain(r, 0);
+    const ids = msgids(r, o, 'newlogs');
+    expect(ids).toEqual(ids.map((_, i) => i));
+    r.device.stop();
+    expect(r.device.stats().undelivered.logs).toBe(0);
+  }, 60_000);
+
   it('over the quota drops the oldest waiting files, counted as dropped by the quota, not undelivered', async () => {
     const spill = new LogSpillFile(stateDir(), 0);
     // 100,000 bytes: at most 2 files and 100,000 bytes kept.
@@ -180,7 +203,8 @@ describe('a controller outage of many minutes', () => {
     await onboard(r);
     await run(r, 200_000);
     o.down = true;
-    await run(r, 15 * 60_000);
+    // Long enough for newlogd's 300 s rotations to put more than the 1 MB quota into files.
+    await run(r, 30 * 60_000);
     expect(r.device.stats().droppedByQuota.logs).toBeGreaterThan(0);
     o.down = false;
     await recoverAndDrain(r, 10 * 60_000);

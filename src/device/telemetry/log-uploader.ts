@@ -2,8 +2,11 @@
 //
 // Lines are generated lazily: when a file is closed, the log generator produces the entries for
 // the time since the last close, so a device holds no raw lines between ticks. Files are closed
-// at every upload tick (EVE: 300 s / 550 kB; scaled down: upload ticks are ≤ 300 s except after
-// long failures) and packed into gzip files of at most 50 000 bytes (or LogBundles for the
+// at an upload tick that finds no file of their kind waiting (scaled down from EVE's 300 s / 550 kB
+// rotation: ticks are ≤ 300 s apart except after long failures), and at the latest RAW_ROTATION_MS
+// after the previous close, as EVE rotates its raw file whatever the uploader does: so a backlog
+// left by an outage drains at one file a tick, as on EVE, instead of a new file a tick keeping it
+// level and packed into gzip files of at most 50 000 bytes (or LogBundles for the
 // 'legacy' format). Each tick uploads the oldest device file, then the oldest app file, on EVE's
 // cadence: first tick at 90 s, interval by backlog, 429 back-off mode, 503/no answer retried
 // later, other 4xx retried up to 10 times and then moved aside as failed.
@@ -32,6 +35,9 @@ import type { Millis } from '../ports.js';
 import { exactBytes } from '../../protocol/exact-bytes.js';
 import { LOG_MEMORY_BUDGET_BYTES, type SpillRef } from './log-spill-port.js';
 import { logQuota, logQuotaOfBytes, overQuota, underQuota, type LogQuota } from './log-quota.js';
+
+/** EVE's newlogd rotates its raw collect file every 300 s (§8.3, or at 550 kB). */
+const RAW_ROTATION_MS = 300_000;
 
 /** A running app whose console output is collected. */
 export interface LogApp {
@@ -171,7 +177,7 @@ export class LogUploader {
     const schedule = this.schedule!;
     try {
       schedule.onBackoffExpired(host.opts.clock.now());
-      this.collect(host.opts.clock.now());
+      this.collect(host.opts.clock.now(), true);
       if (this.deviceFiles.length > 0) {
         await this.uploadOldest(this.deviceFiles, dueAt);
         if (gen !== host.generation) return;
@@ -265,16 +271,23 @@ export class LogUploader {
   }
 
   /** Closes the device file and every running app's file up to `now`. */
-  private collect(now: Millis): void {
+  /**
+   * Closes the lines written since the last close into files. `onUploadTick`: only where no file of
+   * that kind is waiting or the raw file is due for rotation anyway (RAW_ROTATION_MS).
+   */
+  private collect(now: Millis, onUploadTick = false): void {
     if (this.draining) return; // no new lines after the end of the run
     const host = this.host;
     const rate = host.opts.behaviour.logLinesPerSec;
-    if (this.deviceFrom !== undefined && now > this.deviceFrom) {
+    const due = (files: readonly LogFile[], from: number): boolean => !onUploadTick || files.length === 0 || now - from >= RAW_ROTATION_MS;
+    if (this.deviceFrom !== undefined && now > this.deviceFrom && due(this.deviceFiles, this.deviceFrom)) {
       const entries = rate > 0 ? host.generator.deviceEntries(this.deviceFrom, now, rate, host.opts.rng) : [];
       this.deviceFrom = now;
       if (entries.length > 0) this.addFiles(entries, now, undefined);
     }
-    for (const app of host.runningLogApps()) this.collectApp(app, now);
+    for (const app of host.runningLogApps()) {
+      if (due(this.appFiles, Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince))) this.collectApp(app, now);
+    }
   }
 
   private collectApp(app: LogApp, now: Millis): void {
