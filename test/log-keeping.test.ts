@@ -67,9 +67,9 @@ async function run(r: Rig, ms: number, sample: (k: { keptBytes: number; memoryBy
 }
 
 /**
- * After the outage: `ms` on EVE's upload cadence (one device and one app file per tick; the device
- * keeps writing, so its backlog settles rather than empties), then the end-of-run drain delivers
- * the rest, so every line is accounted for.
+ * After the outage: `ms` on EVE's upload cadence (one device and one app file per tick), then the
+ * end-of-run drain closes the lines written since the last file and delivers what is left, so every
+ * line is accounted for.
  */
 async function recoverAndDrain(r: Rig, ms: number): Promise<void> {
   await run(r, ms);
