@@ -6,7 +6,7 @@ import { FleetAggregate } from '../src/runner/aggregate.js';
 import { startMetricsServer, type MetricsServer } from '../src/runner/metrics-server.js';
 import type { EndpointKey } from '../src/protocol/endpoints.js';
 import { impliedEndpoints } from '../src/runner/prometheus/implied-endpoints.js';
-import { evesimVersion } from '../src/runner/prometheus/package-version.js';
+import { evesimVersion } from '../src/runner/evesim-version.js';
 import { readFile } from 'node:fs/promises';
 
 interface Sample {

@@ -25,7 +25,7 @@ import type { FleetDelta } from '../fleet/fleet-delta.js';
 import type { FleetAggregate } from './aggregate.js';
 import { registerFaultsActive, type FaultsActiveReader } from './prometheus/faults-active.js';
 import type { ImpliedEndpoint } from './prometheus/implied-endpoints.js';
-import { evesimVersion } from './prometheus/package-version.js';
+import { evesimVersion } from './evesim-version.js';
 import { requestClassOf } from './prometheus/request-class.js';
 import { RequestDurationHistogram, type RequestLabels } from './prometheus/request-duration-histogram.js';
 import { FINDING_KINDS, RELIABLE_KINDS, ZERO_ERRORS, ZERO_SUCCESS } from './prometheus/zero-label-sets.js';
