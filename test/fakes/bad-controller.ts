@@ -160,7 +160,7 @@ export class BadController {
 }
 
 /** Which endpoint a request path is (both spellings of edgedevice). */
-function endpointOf(url: string): EndpointKey | undefined {
+export function endpointOf(url: string): EndpointKey | undefined {
   const path = url.split('?')[0]!.replace(/^\/api\/v2\/edgeDevice/, V2_PREFIX);
   if (!path.startsWith(V2_PREFIX)) return undefined;
   const rest = path.slice(V2_PREFIX.length + 1);
@@ -172,7 +172,7 @@ function endpointOf(url: string): EndpointKey | undefined {
 }
 
 /** A stable UUID per device certificate hash. */
-function uuidOf(senderCertHash: Uint8Array | undefined): string {
+export function uuidOf(senderCertHash: Uint8Array | undefined): string {
   const h = Buffer.from(senderCertHash ?? new Uint8Array(16)).toString('hex').padEnd(32, '0');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

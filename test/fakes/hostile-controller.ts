@@ -30,7 +30,8 @@ import { createControllerPki, type ControllerPki } from '../../src/identity/cont
 import { generateP256 } from '../../src/identity/keys.js';
 import { buildControllerCerts } from '../../src/protocol/controller-certs.js';
 import { openUnverified, sealResponse } from '../../src/protocol/envelope.js';
-import { ENDPOINT_KEYS, V2_PREFIX, type EndpointKey } from '../../src/protocol/endpoints.js';
+import type { EndpointKey } from '../../src/protocol/endpoints.js';
+import { endpointOf, uuidOf } from './bad-controller.js';
 import { Msg } from '../../src/protocol/messages.js';
 
 export const HOSTILE_KINDS = ['random-bytes', 'wrong-chain', 'bad-signature', 'unknown-signer', 'wrong-content-type', 'truncated', 'huge-body', 'dribble', 'server-error'] as const;
@@ -288,22 +289,4 @@ export class HostileController {
 
 function send(res: ServerResponse, status: number, body: Uint8Array, contentType: string): void {
   res.writeHead(status, body.length > 0 ? { 'content-type': contentType, 'content-length': String(body.length) } : {}).end(body);
-}
-
-/** Which endpoint a request path is (both spellings of edgedevice). */
-function endpointOf(url: string): EndpointKey | undefined {
-  const path = url.split('?')[0]!.replace(/^\/api\/v2\/edgeDevice/, V2_PREFIX);
-  if (!path.startsWith(V2_PREFIX)) return undefined;
-  const rest = path.slice(V2_PREFIX.length + 1);
-  if (['ping', 'certs', 'register', 'uuid'].includes(rest)) return rest as EndpointKey;
-  if (/\/newlogs$/.test(rest)) return rest.includes('/apps/') ? 'appnewlogs' : 'newlogs';
-  if (/\/apps\/instances\/id\/[^/]+\/logs$/.test(rest)) return 'applogs';
-  const last = rest.split('/').at(-1) as EndpointKey;
-  return (ENDPOINT_KEYS as readonly string[]).includes(last) ? last : undefined;
-}
-
-/** A stable UUID per device certificate hash. */
-function uuidOf(senderCertHash: Uint8Array | undefined): string {
-  const h = Buffer.from(senderCertHash ?? new Uint8Array(16)).toString('hex').padEnd(32, '0');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
