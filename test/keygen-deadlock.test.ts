@@ -13,30 +13,22 @@ import { describe, expect, test } from 'vitest';
 
 const keys = fileURLToPath(new URL('../dist/src/identity/keys.js', import.meta.url));
 
+/** Runs `imports` and a 5,000-round `loop` in a child process; it must finish, not hang. */
+function expectFinishes(imports: string, loop: string): void {
+  expect(existsSync(keys), 'run `npm run build` first (npm test does)').toBe(true);
+  const script = [`import { ${imports} } from ${JSON.stringify(keys)};`, `for (let i = 0; i < 5000; i++) ${loop};`, 'console.log("done");'].join('\n');
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 90_000 });
+  expect(r.stderr).toBe('');
+  expect(r.signal, 'the loop hung (deadlock) and was killed').toBeNull();
+  expect(r.stdout.trim()).toBe('done');
+}
+
 describe('key generation', () => {
   test('5,000 rounds of generate + private JWK export finish (no deadlock with GC)', () => {
-    expect(existsSync(keys), 'run `npm run build` first (npm test does)').toBe(true);
-    const script = [
-      `import { generateP256, privateKeyToJwk } from ${JSON.stringify(keys)};`,
-      'for (let i = 0; i < 5000; i++) privateKeyToJwk(generateP256().privateKey);',
-      'console.log("done");',
-    ].join('\n');
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 90_000 });
-    expect(r.stderr).toBe('');
-    expect(r.signal, 'the loop hung (deadlock) and was killed').toBeNull();
-    expect(r.stdout.trim()).toBe('done');
+    expectFinishes('generateP256, privateKeyToJwk', 'privateKeyToJwk(generateP256().privateKey)');
   }, 120_000);
 
   test('5,000 rounds of raw P-256 keys made into key objects and exported finish (the way identities are made now)', () => {
-    expect(existsSync(keys), 'run `npm run build` first (npm test does)').toBe(true);
-    const script = [
-      `import { generateP256Raw, p256KeyFromRaw } from ${JSON.stringify(keys)};`,
-      'for (let i = 0; i < 5000; i++) p256KeyFromRaw(generateP256Raw()).export({ format: "jwk" });',
-      'console.log("done");',
-    ].join('\n');
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 90_000 });
-    expect(r.stderr).toBe('');
-    expect(r.signal, 'the loop hung (deadlock) and was killed').toBeNull();
-    expect(r.stdout.trim()).toBe('done');
+    expectFinishes('generateP256Raw, p256KeyFromRaw', 'p256KeyFromRaw(generateP256Raw()).export({ format: "jwk" })');
   }, 120_000);
 });
