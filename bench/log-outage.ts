@@ -13,8 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { DeviceOptions } from '../src/device/device-options.js';
-import type { Millis, Scheduler, TimerHandle, WakeTarget } from '../src/device/ports.js';
-import { wake } from '../src/device/ports.js';
+import type { Millis } from '../src/device/ports.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 import type { DeviceSender } from '../src/device/sender/device-sender.js';
 import { DeviceStats } from '../src/device/sender/device-stats.js';
@@ -22,6 +21,7 @@ import { LogGenerator } from '../src/device/telemetry/log-generator.js';
 import { LogUploader, type LogHost } from '../src/device/telemetry/log-uploader.js';
 import { DeviceCounters } from '../src/device/telemetry/metrics-builder.js';
 import { LOG_MEMORY_BUDGET_BYTES } from '../src/device/telemetry/log-spill-port.js';
+import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
 import { LogSpillFile } from '../src/fleet/log-spill-file.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
@@ -33,62 +33,31 @@ if (spillMode !== 'on' && spillMode !== 'off') throw new Error(`--spill needs on
 const gc = (globalThis as { gc?: () => void }).gc;
 if (typeof gc !== 'function') console.error('log-outage: run with node --expose-gc for live-heap figures');
 
-/** A simulated clock and scheduler (time jumps from one wake-up to the next; a binary heap). */
-class SimTime implements Scheduler {
+/**
+ * Simulated time driving the fleet's own HeapScheduler: time jumps from one wake-up to the next,
+ * and uploads in flight settle before each new instant.
+ */
+class SimTime {
   t: Millis = 1_780_000_000_000;
-  private heap: { at: Millis; seq: number; id: number; target: WakeTarget }[] = [];
-  private readonly cancelled = new Set<number>();
-  private seq = 0;
   now = (): Millis => this.t;
-  at(at: Millis, target: WakeTarget): TimerHandle {
-    const w = { at, seq: this.seq++, id: this.seq, target };
-    const h = this.heap;
-    h.push(w);
-    for (let i = h.length - 1; i > 0; ) {
-      const p = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[p]!)) break;
-      [h[i], h[p]] = [h[p]!, h[i]!];
-      i = p;
-    }
-    return w.id;
-  }
-  cancel(handle: TimerHandle): void {
-    this.cancelled.add(handle);
-  }
+  readonly scheduler = new HeapScheduler(this, {
+    onError: (e) => {
+      throw e;
+    },
+  });
   /** Runs the wake-ups due up to `until`, in time order, letting uploads settle after each instant. */
   async runUntil(until: Millis): Promise<void> {
     for (;;) {
-      const top = this.heap[0];
-      if (!top || top.at > until) break;
-      if (top.at > this.t) {
+      const next = this.scheduler.nextDueAt();
+      if (next > until) break;
+      if (next > this.t) {
         await settle();
-        this.t = top.at;
+        this.t = next;
       }
-      this.pop();
-      if (this.cancelled.delete(top.id)) continue;
-      wake(top.target, top.at);
+      this.scheduler.runDue(this.t);
     }
     await settle();
     this.t = Math.max(this.t, until);
-  }
-  private less(a: { at: Millis; seq: number }, b: { at: Millis; seq: number }): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
-  }
-  private pop(): void {
-    const h = this.heap;
-    const last = h.pop()!;
-    if (h.length === 0) return;
-    h[0] = last;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-      if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
-      if (m === i) break;
-      [h[i], h[m]] = [h[m]!, h[i]!];
-      i = m;
-    }
   }
 }
 
@@ -118,7 +87,7 @@ for (let i = 0; i < devices; i++) {
     index: i,
     behaviour: { eveVersion: '14.5.2-kvm-amd64', logFormat: 'newlogs', logLinesPerSec: linesPerSec, flowlogIntervalMs: 120_000, preRegistered: false, appStepMs: 1000, hardware: { ncpu: 4, memoryMB: 8192, storageMB: 65536, model: 'bench', manufacturer: 'evesim' } },
     clock: time,
-    scheduler: time,
+    scheduler: time.scheduler,
     rng,
     ...(spill ? { logSpill: spill } : {}),
   } as unknown as DeviceOptions;
