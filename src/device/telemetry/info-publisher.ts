@@ -26,6 +26,9 @@ export interface InfoHost {
   guard(fn: () => Promise<void> | void): void;
 }
 
+/** Info the device owes the controller: not the attestation certificate post, not periodic location. */
+const isReliableInfo = (kind: InfoQueueKind): boolean => kind !== 'attest' && kind !== 'location';
+
 export class InfoPublisher {
   readonly queue: InfoQueue;
   private readonly timer: DeviceTimer;
@@ -52,9 +55,7 @@ export class InfoPublisher {
 
   /** Reliable info waiting (the attestation certificate post is no info message; periodic location is best effort). */
   get pendingInfo(): number {
-    let n = 0;
-    for (const it of this.queue.undelivered()) if (it.kind !== 'attest' && it.kind !== 'location') n++;
-    return n;
+    return this.queue.size === 0 ? 0 : this.queue.count(isReliableInfo);
   }
 
   /** End of the run (simulator action): send everything queued now, ignoring EVE's backoff. */

@@ -183,6 +183,13 @@ export class InfoQueue {
     return this.items.length;
   }
 
+  /** Items whose kind passes `counts`, without copying the queue (read every second per device). */
+  count(counts: (kind: InfoQueueKind) => boolean): number {
+    let n = 0;
+    for (const it of this.items) if (counts(it.kind)) n++;
+    return n;
+  }
+
   /** Bytes waiting in the queue. */
   get backlogBytes(): number {
     let n = 0;
