@@ -50,29 +50,28 @@ export const ADAM_MAX_LINE_BYTES = 64 * 1024;
 
 /** The newline-free JSON line for one entry, byte-for-byte as EVE's json.Marshal(&logEntry). */
 export function encodeNewlogLine(e: NewlogEntry): string {
-  let out = '{';
-  const field = (name: string, value: string): void => {
-    out += (out.length > 1 ? ',' : '') + `"${name}":` + value;
-  };
-  if (e.severity) field('severity', goJsonString(e.severity));
-  if (e.source) field('source', goJsonString(e.source));
-  if (e.iid) field('iid', goJsonString(e.iid));
-  if (e.content) field('content', goJsonString(e.content));
-  if (e.msgid) field('msgid', goJsonInteger(e.msgid));
-  if (e.tags && Object.keys(e.tags).length > 0) {
+  // Every present field adds ",name:value"; the first comma is dropped at the end.
+  let out = '';
+  if (e.severity) out += ',"severity":' + goJsonString(e.severity);
+  if (e.source) out += ',"source":' + goJsonString(e.source);
+  if (e.iid) out += ',"iid":' + goJsonString(e.iid);
+  if (e.content) out += ',"content":' + goJsonString(e.content);
+  if (e.msgid) out += ',"msgid":' + goJsonInteger(e.msgid);
+  if (e.tags) {
     const tags = e.tags;
-    field('tags', '{' + goSortedKeys(tags).map((k) => `${goJsonString(k)}:${goJsonString(tags[k]!)}`).join(',') + '}');
+    const keys = goSortedKeys(tags);
+    if (keys.length > 0) out += ',"tags":{' + keys.map((k) => `${goJsonString(k)}:${goJsonString(tags[k]!)}`).join(',') + '}';
   }
   if (e.timestamp) {
     // A non-nil *timestamppb.Timestamp is always written, even as {} (its fields are omitempty).
-    const parts: string[] = [];
-    if (e.timestamp.seconds) parts.push(`"seconds":${goJsonInteger(e.timestamp.seconds)}`);
-    if (e.timestamp.nanos) parts.push(`"nanos":${goJsonInteger(e.timestamp.nanos)}`);
-    field('timestamp', `{${parts.join(',')}}`);
+    const { seconds, nanos } = e.timestamp;
+    const sec = seconds ? '"seconds":' + goJsonInteger(seconds) : '';
+    const ns = nanos ? '"nanos":' + goJsonInteger(nanos) : '';
+    out += ',"timestamp":{' + sec + (sec && ns ? ',' : '') + ns + '}';
   }
-  if (e.filename) field('filename', goJsonString(e.filename));
-  if (e.function) field('function', goJsonString(e.function));
-  return out + '}';
+  if (e.filename) out += ',"filename":' + goJsonString(e.filename);
+  if (e.function) out += ',"function":' + goJsonString(e.function);
+  return '{' + out.slice(1) + '}';
 }
 
 /** Go JSON of the device metadata, the gzip Comment before Latin-1 sanitising. */
