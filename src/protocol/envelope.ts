@@ -46,9 +46,14 @@ const EMPTY = new Uint8Array(0);
 
 const CURVE_BYTES: Record<string, number> = { prime256v1: 32, secp384r1: 48, secp521r1: 66 };
 
+/** Per key: reading asymmetricKeyDetails builds a new object in native code on every call. */
+const curveBytesOfKey = new WeakMap<KeyObject, number | undefined>();
+
 function ecCurveBytes(key: KeyObject): number | undefined {
-  if (key.asymmetricKeyType !== 'ec') return undefined;
-  return CURVE_BYTES[key.asymmetricKeyDetails?.namedCurve ?? ''];
+  if (curveBytesOfKey.has(key)) return curveBytesOfKey.get(key);
+  const bytes = key.asymmetricKeyType === 'ec' ? CURVE_BYTES[key.asymmetricKeyDetails?.namedCurve ?? ''] : undefined;
+  curveBytesOfKey.set(key, bytes);
+  return bytes;
 }
 
 /**

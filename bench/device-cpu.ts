@@ -1,0 +1,176 @@
+// What the device side of the generator costs per device-minute, apart from the network: N full
+// virtual devices of a scenario (default scenarios/steady-state.yaml, EVE's default timers, with
+// its apps) on a simulated clock, answered in process by the embedded controller's core in sink
+// mode (no sockets, no TLS, no undici). Time jumps from one wake-up to the next, so ten simulated
+// minutes take seconds, and the figure is thread CPU (process.cpuUsage of this single-threaded
+// process), which a busy machine disturbs far less than wall-clock figures.
+//
+//   npm run build && node dist/bench/device-cpu.js [--devices 2000] [--minutes 10] [--scenario FILE] [--profile FILE]
+//
+// It prints, for the steady-state window (every device onboarded, from the 5th simulated minute
+// on): device CPU per device-minute and per request, requests per device-minute by endpoint, and
+// beside them in the same run the baseline every request must pay anyway: one ECDSA P-256
+// signature of the same payloads (EVE signs every request) — so "beyond the signature" is what
+// the device logic costs. The controller core's own time is measured around each call and taken
+// out. The network side (undici, TLS, loopback) is the upload-cost bench's figure.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { Session } from 'node:inspector/promises';
+import { createControllerPki } from '../src/identity/controller-pki.js';
+import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
+import { ControllerCore } from '../src/servers/controller/controller-core.js';
+import { resolveControllerOptions } from '../src/servers/controller/controller-options.js';
+import { loadScenario } from '../src/scenario/load-scenario.js';
+import { FleetLayout } from '../src/fleet/fleet-layout.js';
+import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
+import { MetricRecorder } from '../src/fleet/metric-recorder.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
+import { VirtualDevice } from '../src/device/virtual-device.js';
+import type { Millis, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
+import { TimedTransport } from '../src/transport/timed-transport.js';
+import { signRequestPayload } from '../src/protocol/envelope.js';
+import { positiveIntArg, stringArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
+
+const devices = positiveIntArg('devices', 2000);
+const minutes = positiveIntArg('minutes', 10);
+const scenarioFile = resolve(stringArg('scenario', 'scenarios/steady-state.yaml'));
+const profileFile = stringArg('profile', '');
+const WINDOW_FROM_MIN = 5;
+if (minutes <= WINDOW_FROM_MIN) throw new Error(`--minutes must be more than ${WINDOW_FROM_MIN} (the steady-state window starts there)`);
+
+/** Simulated time on the fleet's own HeapScheduler: jumps to the next wake-up once the answers of the current instant have settled. */
+class SimTime {
+  t: Millis = Math.floor(Date.now() / 1000) * 1000;
+  now = (): Millis => this.t;
+  readonly scheduler = new HeapScheduler(this, {
+    onError: (e) => {
+      throw e;
+    },
+  });
+  async runUntil(until: Millis): Promise<void> {
+    for (;;) {
+      // Answers of this instant first: they may arm wake-ups earlier than any pending one.
+      await settle();
+      const next = this.scheduler.nextDueAt();
+      if (next > until) break;
+      if (next > this.t) this.t = next;
+      this.scheduler.runDue(this.t);
+    }
+    this.t = Math.max(this.t, until);
+  }
+}
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 2; i++) await new Promise<void>((r) => setImmediate(r));
+};
+
+const time = new SimTime();
+const t0: Millis = time.t;
+const scenario = loadScenario(scenarioFile, { devices, durationMs: minutes * 60_000, arrivalOverMs: 60_000 });
+const layout = FleetLayout.of(scenario);
+const dir = mkdtempSync(join(os.tmpdir(), 'evesim-device-cpu-'));
+const store = FleetIdentityStore.open({ seed: scenario.seed });
+const identities = await store.shardAsync({ first: 0, stride: 1, count: devices });
+const pki = createControllerPki({ nowMs: time.t });
+const core = new ControllerCore(
+  resolveControllerOptions({
+    stateDir: dir,
+    onboardingCaPems: [store.fleetCaCertPem],
+    sink: { verifySample: 0.01 },
+    fleet: {
+      groups: [...scenario.groups],
+      devices: identities.map((id, i) => ({ serial: id.serial, group: scenario.groups[layout.groupOf(i)]!.name })),
+    },
+  }),
+  { ...pki, dir },
+);
+
+/** The controller core behind a Transport, its own CPU measured per call and taken out of the figure. */
+let controllerNs = 0n;
+const byEndpoint = new Map<string, number>();
+let counting = false;
+const signedPayloadSizes: number[] = [];
+const inProcess: Transport = {
+  request(req: TransportRequest): Promise<TransportResponse> {
+    const c0 = process.hrtime.bigint();
+    const r = core.handle(req.method, req.path, req.body ?? new Uint8Array(0), time.now());
+    controllerNs += process.hrtime.bigint() - c0;
+    if (counting) {
+      byEndpoint.set(req.endpoint, (byEndpoint.get(req.endpoint) ?? 0) + 1);
+      if (req.method === 'POST' && req.body && signedPayloadSizes.length < 5000) signedPayloadSizes.push(req.body.length);
+    }
+    return Promise.resolve({ status: r.status, headers: r.contentType ? { 'content-type': r.contentType } : {}, body: r.body ?? new Uint8Array(0) });
+  },
+};
+// What a worker puts around every request: timing, the metric recorder's histograms.
+const recorder = new MetricRecorder({ maxFindingSamples: 50 });
+const transport = new TimedTransport(inProcess, time, [recorder]);
+const fleet: VirtualDevice[] = [];
+const findings = new Map<string, number>();
+for (let i = 0; i < devices; i++) {
+  const d = new VirtualDevice({
+    index: i,
+    identity: identities[i]!,
+    behaviour: layout.behaviours[layout.groupOf(i)]!,
+    rootCertPem: pki.root.certPem,
+    clock: time,
+    scheduler: time.scheduler,
+    transport,
+    rng: SeededRng.create(scenario.seed, i, 'device'),
+    onFinding: (f) => findings.set(f.kind, (findings.get(f.kind) ?? 0) + 1),
+  });
+  fleet.push(d);
+  // Arrivals spread over the first simulated minute, as --arrival-over 1m would.
+  time.scheduler.at(t0 + Math.floor((i / devices) * 60_000), () => d.start());
+}
+
+
+const wallStart = Date.now();
+await time.runUntil(t0 + WINDOW_FROM_MIN * 60_000);
+recorder.takeDelta();
+const onboardedAtWindow = fleet.filter((d) => d.lifecycle === 'onboarded').length;
+const session = profileFile ? new Session() : undefined;
+if (session) {
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
+counting = true;
+controllerNs = 0n;
+const cpu0 = process.cpuUsage();
+await time.runUntil(t0 + minutes * 60_000);
+const cpu = process.cpuUsage(cpu0);
+counting = false;
+if (session) {
+  const { profile } = await session.post('Profiler.stop');
+  writeFileSync(profileFile, JSON.stringify(profile));
+  session.disconnect();
+}
+for (const d of fleet) d.stop();
+rmSync(dir, { recursive: true, force: true });
+
+// Baseline in the same run: one ECDSA P-256 signature per request, over payloads of the sizes sent.
+const key = identities[0]!.deviceKey;
+const payloads = signedPayloadSizes.map((n) => new Uint8Array(Math.max(0, n - 110)).fill(7));
+const sign0 = process.cpuUsage();
+for (const p of payloads) signRequestPayload(p, key);
+const signCpu = process.cpuUsage(sign0);
+const signUs = (signCpu.user + signCpu.system) / payloads.length;
+
+const windowMin = minutes - WINDOW_FROM_MIN;
+const requests = [...byEndpoint.values()].reduce((a, b) => a + b, 0);
+const deviceCpuUs = cpu.user + cpu.system - Number(controllerNs / 1000n);
+const perDeviceMinMs = deviceCpuUs / 1000 / (devices * windowMin);
+const perReqUs = deviceCpuUs / requests;
+console.log(`machine: ${machineDescription()}`);
+console.log(
+  `run: ${devices} devices of ${scenarioFile.split('/').pop()} on a simulated clock, ${minutes} min (window: minutes ${WINDOW_FROM_MIN}-${minutes}, ` +
+    `${onboardedAtWindow}/${devices} onboarded at its start), ${((Date.now() - wallStart) / 1000).toFixed(1)} s wall; findings: ${findings.size ? JSON.stringify(Object.fromEntries(findings)) : 'none'}`,
+);
+console.log(`requests per device-minute: ${(requests / devices / windowMin).toFixed(2)} (${[...byEndpoint].map(([k, v]) => `${k} ${(v / devices / windowMin).toFixed(2)}`).join(', ')})`);
+console.log(`controller core (taken out): ${(Number(controllerNs / 1000n) / requests).toFixed(1)} µs per request`);
+console.log(`device CPU: ${perDeviceMinMs.toFixed(3)} ms per device-minute, ${perReqUs.toFixed(1)} µs per request`);
+console.log(`baseline, same run: one ECDSA P-256 sign ${signUs.toFixed(1)} µs; the device costs ${(perReqUs / signUs).toFixed(2)} signatures per request, ${(perReqUs - signUs).toFixed(1)} µs beyond the signature`);
+if (profileFile) console.log(`profile of the window: ${profileFile}`);
