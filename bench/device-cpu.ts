@@ -5,14 +5,16 @@
 // minutes take seconds, and the figure is thread CPU (process.cpuUsage of this single-threaded
 // process), which a busy machine disturbs far less than wall-clock figures.
 //
-//   npm run build && node dist/bench/device-cpu.js [--devices 2000] [--minutes 10] [--scenario FILE] [--profile FILE]
+//   npm run build && node --expose-gc dist/bench/device-cpu.js [--devices 2000] [--minutes 10] [--scenario FILE]
+//       [--profile FILE.cpuprofile] [--heap-snapshot FILE.heapsnapshot]
 //
 // It prints, for the steady-state window (every device onboarded, from the 5th simulated minute
 // on): device CPU per device-minute and per request, requests per device-minute by endpoint, and
 // beside them in the same run the baseline every request must pay anyway: one ECDSA P-256
 // signature of the same payloads (EVE signs every request) — so "beyond the signature" is what
 // the device logic costs. The controller core's own time is measured around each call and taken
-// out. The network side (undici, TLS, loopback) is the upload-cost bench's figure.
+// out. The network side (undici, TLS, loopback) is the upload-cost bench's figure. With
+// --expose-gc it also prints the devices' live heap per device at the end (controller core included).
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -107,6 +109,14 @@ const inProcess: Transport = {
 // What a worker puts around every request: timing, the metric recorder's histograms.
 const recorder = new MetricRecorder({ maxFindingSamples: 50 });
 const transport = new TimedTransport(inProcess, time, [recorder]);
+const gcNow = (globalThis as { gc?: () => void }).gc;
+const liveBytes = (): number => {
+  gcNow?.();
+  gcNow?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+};
+const liveBefore = liveBytes();
 const fleet: VirtualDevice[] = [];
 const findings = new Map<string, number>();
 for (let i = 0; i < devices; i++) {
@@ -143,6 +153,9 @@ const cpu0 = process.cpuUsage();
 await time.runUntil(t0 + minutes * 60_000);
 const cpu = process.cpuUsage(cpu0);
 counting = false;
+const liveAfter = liveBytes();
+const snapshotFile = stringArg('heap-snapshot', '');
+if (snapshotFile) (await import('node:v8')).writeHeapSnapshot(snapshotFile);
 if (session) {
   const { profile } = await session.post('Profiler.stop');
   writeFileSync(profileFile, JSON.stringify(profile));
@@ -173,4 +186,6 @@ console.log(`requests per device-minute: ${(requests / devices / windowMin).toFi
 console.log(`controller core (taken out): ${(Number(controllerNs / 1000n) / requests).toFixed(1)} µs per request`);
 console.log(`device CPU: ${perDeviceMinMs.toFixed(3)} ms per device-minute, ${perReqUs.toFixed(1)} µs per request`);
 console.log(`baseline, same run: one ECDSA P-256 sign ${signUs.toFixed(1)} µs; the device costs ${(perReqUs / signUs).toFixed(2)} signatures per request, ${(perReqUs - signUs).toFixed(1)} µs beyond the signature`);
+if (gcNow) console.log(`live heap + ArrayBuffers per device at the end (forced GC): ${((liveAfter - liveBefore) / devices / 1024).toFixed(1)} KiB`);
+else console.log('run with node --expose-gc for live memory per device');
 if (profileFile) console.log(`profile of the window: ${profileFile}`);
