@@ -8,6 +8,7 @@ import type { ExpectReason } from '../device/ports.js';
 // Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { SparseHistogram } from './latency-histogram.js';
+import type { PhaseDelta } from './request-book.js';
 import type { ApiLabel, ApiVersion } from '../protocol/api-version.js';
 
 /** Status class of an answer; 'err' means no HTTP answer came (transport error). */
@@ -95,6 +96,9 @@ export interface FleetDelta {
   errors: CountDelta[];
   /** Expected rejections (e.g. config 403 before attestation); absent from older workers. */
   expected?: ExpectedDelta[];
+  /** The drain's requests (due after the run phase ended), kept apart from the run's series,
+   *  requests, errors and expected above; absent when there were none (and from older workers). */
+  drain?: PhaseDelta;
   findings: { kind: DeviceFinding['kind']; count: number }[];
   /** A few findings with their detail, for the report (bounded per worker per run). */
   findingSamples: DeviceFinding[];

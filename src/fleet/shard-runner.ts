@@ -398,6 +398,7 @@ export class ShardRunner {
     this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
+    this.recorder.startDrain(startedAt);
     const seed = this.task.scenario.seed;
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];

@@ -47,7 +47,7 @@ export interface MergeableSection {
   /** Start (epoch ms) and measured run time, unrounded. */
   startedAtMs: number;
   durationMs: number;
-  /** The seconds request rates are over (the run and the drain). */
+  /** The seconds request rates are over (the run phase; the drain's requests are apart). */
   rateSeconds: number;
   histograms: EncodedHistograms & { byApi?: Partial<Record<ApiLabel, EncodedHistograms>> };
   /** LPS commands by name: how many were issued and the issue → acknowledgement times, ms. */
