@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Millis, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
+import { drainStartOffsetMs } from '../src/device/core/graceful-drain.js';
 import type { ShardTask } from '../src/fleet/worker-protocol.js';
 import type { Scenario } from '../src/scenario/scenario-types.js';
 import type { FleetAggregate } from '../src/runner/aggregate.js';
@@ -19,7 +20,7 @@ import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
 /** Holds 3 info messages; sends them only once told to drain, one every 20 ms, until delivered. */
 class QueueDevice implements FleetDevice {
-  static drainCalls: { index: number; at: Millis }[] = [];
+  static drainCalls: { index: number; at: Millis; deliverFrom: Millis | undefined }[] = [];
   queued = 3;
   private draining = false;
   private stopped = false;
@@ -27,8 +28,8 @@ class QueueDevice implements FleetDevice {
   constructor(private readonly o: DeviceOptions) {}
   start(): void {}
   rebootNow(): void {}
-  drain(): void {
-    QueueDevice.drainCalls.push({ index: this.o.index, at: this.o.clock.now() });
+  drain(deliverFrom?: Millis): void {
+    QueueDevice.drainCalls.push({ index: this.o.index, at: this.o.clock.now(), deliverFrom });
     this.draining = true;
     this.sendNext(this.o.clock.now());
   }
@@ -89,6 +90,16 @@ describe('ShardRunner graceful stop', () => {
     expect(result.finalDelta.started).toBe(3);
     expect(QueueDevice.drainCalls.map((c) => c.index)).toEqual([0, 1, 2]);
     for (const c of QueueDevice.drainCalls) expect(c.at).toBeGreaterThanOrEqual(startAt + 300 - 1);
+    // Each is told its own seeded start in the first third of the 600 ms window (the same instant
+    // of the drain's start plus drainStartOffsetMs(seed 3, its index)).
+    const base = QueueDevice.drainCalls[0]!.deliverFrom! - drainStartOffsetMs(3, 0, 600);
+    for (const c of QueueDevice.drainCalls) {
+      expect(c.deliverFrom).toBe(base + drainStartOffsetMs(3, c.index, 600));
+      expect(c.deliverFrom! - base).toBeLessThan(200);
+    }
+    expect(base).toBeGreaterThanOrEqual(startAt + 300 - 1);
+    expect(base).toBeLessThanOrEqual(QueueDevice.drainCalls[0]!.at);
+    expect(new Set(QueueDevice.drainCalls.map((c) => c.deliverFrom)).size).toBe(3);
     // Device 1 never got through: the drain ran to its limit and left its 3 messages.
     expect(result.drain).toBeDefined();
     expect(result.drain!.complete).toBe(false);
