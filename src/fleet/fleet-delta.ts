@@ -8,7 +8,6 @@ import type { ExpectReason } from '../device/ports.js';
 // Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { SparseHistogram } from './latency-histogram.js';
-import type { PhaseDelta } from './request-book.js';
 import type { ApiLabel, ApiVersion } from '../protocol/api-version.js';
 
 /** Status class of an answer; 'err' means no HTTP answer came (transport error). */
@@ -66,6 +65,14 @@ export interface ExpectedDelta {
   status: string;
   reason: ExpectReason;
   count: number;
+}
+
+/** The request figures of one interval of one phase, as they cross to the main thread. */
+export interface PhaseDelta {
+  series: SeriesDelta[];
+  requests: CountDelta[];
+  errors: CountDelta[];
+  expected: ExpectedDelta[];
 }
 
 /** Devices whose last controller request succeeded / failed (device-health.ts). */

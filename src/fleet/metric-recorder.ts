@@ -11,8 +11,8 @@ import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { RequestObserver, RequestOutcome } from '../transport/request-observer.js';
 import { API_LABELS, apiLabelOf, type ApiLabel } from '../protocol/api-version.js';
-import { emptyLifecycleCounts, type CountDelta, type ExpectedDelta, type SeriesDelta } from './fleet-delta.js';
-import { RequestBook, type LaneNames, type PhaseDelta } from './request-book.js';
+import { emptyLifecycleCounts, type CountDelta, type ExpectedDelta, type PhaseDelta, type SeriesDelta } from './fleet-delta.js';
+import { RequestBook, type LaneNames } from './request-book.js';
 
 /** Every endpoint requests are filed under: the controller's, then the local profile server's. */
 const ENDPOINT_KEYS: readonly EndpointKey[] = [...CONTROLLER_ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS];

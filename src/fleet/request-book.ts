@@ -5,7 +5,7 @@
 
 import type { ExpectReason, RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { ApiLabel } from '../protocol/api-version.js';
-import { isErrorStatus, statusClassOf, type CountDelta, type ExpectedDelta, type SeriesDelta, type StatusClass } from './fleet-delta.js';
+import { isErrorStatus, statusClassOf, type CountDelta, type ExpectedDelta, type PhaseDelta, type SeriesDelta, type StatusClass } from './fleet-delta.js';
 import { newLatencyHistogram, recordLatencyMs, toSparse, type LatencyHistogram } from './latency-histogram.js';
 
 /** Latency of one lane and one exact code ('200', '404', 'ECONNREFUSED'), with its status class. */
@@ -16,13 +16,6 @@ interface Series {
   sumMs: number;
 }
 
-/** The request figures of one interval of one phase, as they cross to the main thread. */
-export interface PhaseDelta {
-  series: SeriesDelta[];
-  requests: CountDelta[];
-  errors: CountDelta[];
-  expected: ExpectedDelta[];
-}
 
 /** How a lane index maps back to its endpoint and interface label. */
 export interface LaneNames {

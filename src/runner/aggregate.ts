@@ -10,6 +10,7 @@ import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import { ApiBreakdown } from './api-v1/api-breakdown.js';
 import { FindingExamples } from './finding-examples.js';
 import { DrainFigures, foldDrain } from './drain-figures.js';
+import type { EndpointTotals } from './endpoint-totals.js';
 
 export interface SeriesTotals {
   endpoint: EndpointKey;
@@ -19,16 +20,7 @@ export interface SeriesTotals {
   hist: LatencyHistogram;
 }
 
-export interface EndpointTotals {
-  endpoint: EndpointKey;
-  count: number;
-  errors: number;
-  /** Non-success answers the devices expected (not errors), e.g. config 403 before attestation. */
-  expected: number;
-  sumMs: number;
-  /** All status classes together. */
-  hist: LatencyHistogram;
-}
+export type { EndpointTotals } from './endpoint-totals.js';
 
 /** The latest gauges of a worker (as its last delta gave them), and its loop figures over the run. */
 export interface WorkerGauges

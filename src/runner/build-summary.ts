@@ -89,7 +89,11 @@ function mergeableSection(i: SummaryInputs, rateSeconds: number): MergeableSecti
     startedAtMs: i.startedAtMs,
     durationMs: i.durationMs,
     rateSeconds,
-    histograms: { ...encodeHistograms([...agg.endpoints].map(([k, e]) => [k, e.hist]), agg.all), byApi },
+    histograms: {
+      ...encodeHistograms([...agg.endpoints].map(([k, e]) => [k, e.hist]), agg.all),
+      byApi,
+      ...(agg.drain.totalRequests > 0 ? { drain: encodeHistograms([...agg.drain.endpoints].map(([k, e]) => [k, e.hist]), agg.drain.all) } : {}),
+    },
     // Plain copies: the summary must not change when the scenario object does.
     thresholds: JSON.parse(JSON.stringify(i.scenario.thresholds ?? [])) as ThresholdSpec[],
     groups: (i.scenario.groups ?? []).map((g) => ({

@@ -6,9 +6,9 @@
 
 import type { FleetDelta } from '../fleet/fleet-delta.js';
 import { addSparse, newLatencyHistogram, type LatencyHistogram } from '../fleet/latency-histogram.js';
-import type { PhaseDelta } from '../fleet/request-book.js';
+import type { PhaseDelta } from '../fleet/fleet-delta.js';
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
-import type { EndpointTotals } from './aggregate.js';
+import type { EndpointTotals } from './endpoint-totals.js';
 
 export class DrainFigures {
   readonly endpoints = new Map<EndpointKey, EndpointTotals>();

@@ -2,7 +2,7 @@
 // figures: counts by status and by transport error, latency percentiles, rate over `seconds`.
 
 import type { LatencyHistogram } from '../fleet/latency-histogram.js';
-import type { EndpointTotals } from './aggregate.js';
+import type { EndpointTotals } from './endpoint-totals.js';
 import { endpointStats, type EndpointStats } from './endpoint-stats.js';
 
 export interface PhaseFigures {
