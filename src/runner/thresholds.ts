@@ -167,7 +167,7 @@ function measureRequests(subject: string, stat: string, run: MeasuredRun): Thres
 function measureDrainRequests(subject: string, stat: string, run: MeasuredRun): ThresholdMeasure {
   const d = run.drain;
   if (!d) return { cannot: 'the run had no graceful stop, so no drain figures' };
-  const count = d.overall?.count ?? 0;
+  const count = (subject === 'all' ? d.overall : d.endpoints?.[subject])?.count ?? 0;
   if (count === 0 && stat !== 'count' && stat !== 'rate') return { cannot: `the drain made no requests${subject === 'all' ? '' : ` to ${subject}`}, so no latency to check` };
   return measureRequests(subject, stat, { ...run, endpoints: d.endpoints ?? {}, overall: d.overall ?? emptyEndpointStats() });
 }
