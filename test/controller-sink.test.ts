@@ -161,7 +161,7 @@ thresholds:
   - config.count >= 3 per device
   - info.count >= 2 per device
   - metrics.count >= 2 per device
-  - newlogs.count >= 1 per device
+  - drain.newlogs.count >= 1 per device
 `;
 
 describe('a real run against evesim controller --sink', () => {

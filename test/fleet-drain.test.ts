@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Millis, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
+import { drainStartOffsetMs } from '../src/device/core/graceful-drain.js';
 import type { ShardTask } from '../src/fleet/worker-protocol.js';
 import type { Scenario } from '../src/scenario/scenario-types.js';
 import type { FleetAggregate } from '../src/runner/aggregate.js';
@@ -19,7 +20,7 @@ import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
 /** Holds 3 info messages; sends them only once told to drain, one every 20 ms, until delivered. */
 class QueueDevice implements FleetDevice {
-  static drainCalls: { index: number; at: Millis }[] = [];
+  static drainCalls: { index: number; at: Millis; deliverFrom: Millis | undefined }[] = [];
   queued = 3;
   private draining = false;
   private stopped = false;
@@ -27,8 +28,8 @@ class QueueDevice implements FleetDevice {
   constructor(private readonly o: DeviceOptions) {}
   start(): void {}
   rebootNow(): void {}
-  drain(): void {
-    QueueDevice.drainCalls.push({ index: this.o.index, at: this.o.clock.now() });
+  drain(deliverFrom?: Millis): void {
+    QueueDevice.drainCalls.push({ index: this.o.index, at: this.o.clock.now(), deliverFrom });
     this.draining = true;
     this.sendNext(this.o.clock.now());
   }
@@ -89,6 +90,16 @@ describe('ShardRunner graceful stop', () => {
     expect(result.finalDelta.started).toBe(3);
     expect(QueueDevice.drainCalls.map((c) => c.index)).toEqual([0, 1, 2]);
     for (const c of QueueDevice.drainCalls) expect(c.at).toBeGreaterThanOrEqual(startAt + 300 - 1);
+    // Each is told its own seeded start in the first third of the 600 ms window (the same instant
+    // of the drain's start plus drainStartOffsetMs(seed 3, its index)).
+    const base = QueueDevice.drainCalls[0]!.deliverFrom! - drainStartOffsetMs(3, 0, 600);
+    for (const c of QueueDevice.drainCalls) {
+      expect(c.deliverFrom).toBe(base + drainStartOffsetMs(3, c.index, 600));
+      expect(c.deliverFrom! - base).toBeLessThan(200);
+    }
+    expect(base).toBeGreaterThanOrEqual(startAt + 300 - 1);
+    expect(base).toBeLessThanOrEqual(QueueDevice.drainCalls[0]!.at);
+    expect(new Set(QueueDevice.drainCalls.map((c) => c.deliverFrom)).size).toBe(3);
     // Device 1 never got through: the drain ran to its limit and left its 3 messages.
     expect(result.drain).toBeDefined();
     expect(result.drain!.complete).toBe(false);
@@ -196,7 +207,9 @@ groups:
 thresholds:
   - errors.count == 0
   - undelivered.count == 0
-  - newlogs.count >= 4
+  - newlogs.count == 0
+  - drain.newlogs.count >= 4
+  - drain.newlogs.p99 < 20s
   - expected.count >= 4
 `;
 
@@ -236,7 +249,10 @@ describe('runScenario graceful stop (compiled runner, real devices, embedded con
     expect(end.signal.aborted, 'the run phase reached its 120 s bound before every device onboarded and was refused its first config').toBe(true);
     const s = result.summary!;
     // Log files only exist as lines written since start: EVE's first upload tick is 90 s away, so
-    // every newlogs request here was made by the drain.
+    // every newlogs request here was made by the drain: the run's figures hold none (thresholds
+    // judge the run without its drain), the drain's hold them all.
+    expect(s.endpoints.newlogs?.count ?? 0).toBe(0);
+    expect(s.drain!.endpoints!.newlogs!.count).toBeGreaterThanOrEqual(4);
     expect(s.thresholds.map((t) => `${t.passed ? 'ok' : 'FAIL'} ${t.source} (${t.detail})`)).toEqual(
       s.thresholds.map((t) => `ok ${t.source} (${t.detail})`),
     );
@@ -248,6 +264,22 @@ describe('runScenario graceful stop (compiled runner, real devices, embedded con
     expect(s.drain!.leftAtStop).toEqual({ info: 0, logs: 0, flowlog: 0 });
     expect(s.undelivered.total).toBe(0);
     expect(s.endpoints.config!.expected).toBeGreaterThanOrEqual(4);
+    // Run + drain = every request: the time series (which counts every request) agrees per endpoint.
+    const intervals = s.series!.intervals;
+    const drainEndpoints = s.drain!.endpoints ?? {};
+    for (const endpoint of new Set([...Object.keys(s.endpoints), ...Object.keys(drainEndpoints)])) {
+      const inSeries = intervals.reduce((n, i) => n + (i.endpoints[endpoint]?.requests ?? 0), 0);
+      expect(inSeries, endpoint).toBe((s.endpoints[endpoint]?.count ?? 0) + (drainEndpoints[endpoint]?.count ?? 0));
+    }
+    const total = intervals.reduce((n, i) => n + Object.values(i.endpoints).reduce((m, e) => m + e.requests, 0), 0);
+    expect(s.overall.count + s.drain!.overall!.count).toBe(total);
+    // The drain's requests all lie in the drain's intervals, and they are spread (each device starts
+    // at its own seeded instant in the first third of the window), not one burst at the end.
+    const runNewlogs = intervals.filter((i) => i.phase === 'run').reduce((n, i) => n + (i.endpoints.newlogs?.requests ?? 0), 0);
+    expect(runNewlogs).toBe(0);
+    const drainLogTimes = intervals.filter((i) => i.phase === 'drain' && (i.endpoints.newlogs?.requests ?? 0) > 0).map((i) => i.tMs);
+    expect(drainLogTimes.length).toBeGreaterThanOrEqual(2);
+    expect(drainLogTimes[drainLogTimes.length - 1]! - drainLogTimes[0]!).toBeGreaterThanOrEqual(1000);
     expect(outText).toMatch(/drain {8}\d+\.\d s of up to 20\.0 s .*every queued reliable message delivered/);
     expect(outText).toMatch(/expected rejections: config 403 ×\d+ — before attestation, as EVE does/);
   }, 120_000);

@@ -1,10 +1,12 @@
 // The end-of-run drain (a simulator action, src/device/core/graceful-drain.ts): a draining device stops
-// producing and delivers what it has queued at once; what a refusing controller keeps back is
-// counted undelivered at stop.
+// producing at once and, from its own start instant, delivers what it holds by EVE's sending rules
+// (log files one tick at a time, info queue kicked once then EVE's backoff, flow log backoff); what
+// a refusing controller keeps back is counted undelivered at stop.
 
 import { describe, expect, it } from 'vitest';
 import type { TransportRequest } from '../src/device/ports.js';
-import { drainRetryDelayMs } from '../src/device/core/graceful-drain.js';
+import { DRAIN_START_SPREAD_SHARE, drainLogIntervalMs, drainStartOffsetMs } from '../src/device/core/graceful-drain.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { onboard, rig, type Rig } from './device-harness.js';
 
 const APP = 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61';
@@ -32,19 +34,34 @@ async function deviceWithBacklog(): Promise<Rig> {
 }
 
 describe('graceful drain', () => {
-  it('delivers every queued info, log file and flow log within seconds, and produces nothing new', async () => {
+  it('delivers every queued info, log file and flow log from its start instant on EVE\'s log cadence, and produces nothing new', async () => {
     const r = await deviceWithBacklog();
     r.controller.hook = undefined; // the controller is healthy again
     const drainAt = r.time.now();
     const before = r.controller.requests.length;
-    r.device.drain();
-    await r.time.advance(3_000);
+    const deliverFrom = drainAt + 2_000;
+    r.device.drain(deliverFrom);
+    const held = r.device.backlog();
+    // Nothing goes before the device's own start instant.
+    await r.time.advance(1_999);
+    expect(r.controller.requests.length).toBe(before);
+    await r.time.advance(1);
+    // Logs go one device file and one app file per tick, ticks 2-3 s apart (EVE's shortest
+    // interval, ±20 %): a backlog of n files per kind takes n ticks, not one burst.
+    await r.time.advance(3_000 * (held.logs + 1));
     expect(r.device.backlog()).toEqual({ info: 0, logs: 0, flowlog: 0 });
     expect(r.device.drained).toBe(true);
     const sent = r.controller.requests.slice(before);
     for (const e of ['info', 'flowlog', 'newlogs', 'appnewlogs'] as const) expect(sent.some((q) => q.endpoint === e)).toBe(true);
-    // Kicked at once, not on EVE's timers (1 min info re-run, 90 s log ticks, flow log backoff).
-    for (const q of sent) expect(q.at - drainAt).toBeLessThan(1_000);
+    for (const q of sent) expect(q.at).toBeGreaterThanOrEqual(deliverFrom);
+    // Info and flow logs are kicked at the start instant, not on EVE's timers (1 min info re-run, flow log backoff).
+    for (const q of sent.filter((x) => x.endpoint === 'info' || x.endpoint === 'flowlog')) expect(q.at - deliverFrom).toBeLessThan(1_000);
+    for (const e of ['newlogs', 'appnewlogs'] as const) {
+      const at = sent.filter((q) => q.endpoint === e).map((q) => q.at);
+      expect(at.length).toBeGreaterThan(0);
+      expect(at[0]! - deliverFrom).toBeLessThan(1_000);
+      for (let k = 1; k < at.length; k++) expect(at[k]! - at[k - 1]!).toBeGreaterThanOrEqual(2_000);
+    }
     // Nothing new is produced while draining: no config polls, metrics, periodic info, log lines or flow windows.
     const n = r.controller.requests.length;
     await r.time.advance(600_000);
@@ -54,7 +71,7 @@ describe('graceful drain', () => {
     expect(r.device.stats().undelivered).toEqual({ info: 0, logs: 0, flowlog: 0 });
   });
 
-  it('keeps retrying a controller that answers 503, quickly but bounded, and counts what is left at stop', async () => {
+  it('retries a controller that answers 503 by EVE\'s own rules, not a busy loop, and counts what is left at stop', async () => {
     const r = await deviceWithBacklog();
     const queued = r.device.backlog();
     const before = r.controller.requests.length;
@@ -67,12 +84,16 @@ describe('graceful drain', () => {
     expect(r.device.drained).toBe(false);
     expect(r.device.backlog()).toEqual(backlog);
     const tries = r.controller.requests.slice(before);
-    // 0, 0.5, 1, 2, 4, 4, 4 s …: a handful of attempts per queue in 15 s, not a busy loop.
-    for (const e of ['info', 'flowlog', 'appnewlogs'] as const) {
-      const n = tries.filter((q) => q.endpoint === e).length;
-      expect(n).toBeGreaterThanOrEqual(3);
-      expect(n).toBeLessThanOrEqual(10 * Math.max(1, backlog.info + backlog.flowlog + backlog.logs));
-    }
+    const count = (e: string): number => tries.filter((q) => q.endpoint === e).length;
+    // Info (§6.5): one kicked pass, then the item's EVE backoff of at least 1 min: no retry within 15 s.
+    expect(count('info')).toBeGreaterThanOrEqual(1);
+    expect(count('info')).toBeLessThanOrEqual(backlog.info);
+    // Flow logs (§9): 0, 1, 3, 7 s … (backoff 1, 2, 4, 8 s): 4 or 5 attempts in 15 s.
+    expect(count('flowlog')).toBeGreaterThanOrEqual(4);
+    expect(count('flowlog')).toBeLessThanOrEqual(5);
+    // App logs (§8.3): one file per tick, ticks 2-3 s apart: 5 to 8 attempts in 15 s.
+    expect(count('appnewlogs')).toBeGreaterThanOrEqual(5);
+    expect(count('appnewlogs')).toBeLessThanOrEqual(8);
     r.device.stop();
     const s = r.device.stats().undelivered;
     expect(s.info).toBe(backlog.info);
@@ -92,7 +113,31 @@ describe('graceful drain', () => {
     expect(r.controller.requests.length).toBe(n); // no more onboarding rounds
   });
 
-  it('retry delays while draining: 0, then 0.5 s doubling to 4 s', () => {
-    expect([0, 1, 2, 3, 4, 5, 50].map(drainRetryDelayMs)).toEqual([0, 500, 1000, 2000, 4000, 4000, 4000]);
+  it('log ticks while draining: EVE\'s 3 s interval ±20 % (whole seconds), 10 s ±20 % after a 429', () => {
+    const rng = SeededRng.create(7, 0, 'drain-test');
+    const plain = Array.from({ length: 200 }, () => drainLogIntervalMs(rng, false));
+    expect(new Set(plain)).toEqual(new Set([2_000, 3_000]));
+    const after429 = Array.from({ length: 200 }, () => drainLogIntervalMs(rng, true));
+    expect(new Set(after429)).toEqual(new Set([8_000, 9_000, 10_000, 11_000]));
+  });
+
+  it('device start offsets: seeded, reproducible, spread over the first third of the window', () => {
+    const window = 15_000;
+    const offsets = Array.from({ length: 10_000 }, (_, i) => drainStartOffsetMs(42, i, window));
+    expect(offsets).toEqual(Array.from({ length: 10_000 }, (_, i) => drainStartOffsetMs(42, i, window)));
+    expect(offsets.some((o, i) => o !== drainStartOffsetMs(43, i, window))).toBe(true);
+    const spread = window * DRAIN_START_SPREAD_SHARE;
+    for (const o of offsets) {
+      expect(Number.isInteger(o)).toBe(true);
+      expect(o).toBeGreaterThanOrEqual(0);
+      expect(o).toBeLessThan(spread);
+    }
+    // A ramp, not a spike: every tenth of the spread gets about a tenth of the devices.
+    const bins = new Array<number>(10).fill(0);
+    for (const o of offsets) bins[Math.floor((o / spread) * 10)]!++;
+    for (const b of bins) expect(b).toBeGreaterThan(800);
+    for (const b of bins) expect(b).toBeLessThan(1_200);
+    // No window, no spread.
+    expect(drainStartOffsetMs(42, 5, 0)).toBe(0);
   });
 });

@@ -128,6 +128,22 @@ describe('renderReport', () => {
     expect(left).toMatch(/^drain .*still queued at stop: logs 2 \(counted undelivered\); 1 more given up on before the drain$/m);
   });
 
+  it("shows the drain's requests in their own table after the endpoint table, not in it", () => {
+    const drain = { gracefulStopMs: 15_000, durationMs: 5_000, complete: true, leftAtStop: {} };
+    // A drain without requests (or a summary from before the split): no table.
+    expect(renderReport(sample({ drain }))).not.toContain("the drain's requests");
+    const newlogs = ep(40, 2, [900, 2100, 4200, 4800], { rate: 8, byStatus: { '201': 38, '503': 2 } });
+    const text = renderReport(sample({ drain: { ...drain, endpoints: { newlogs }, overall: newlogs } }));
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => l.startsWith("the drain's requests"));
+    expect(at).toBeGreaterThan(lines.findIndex((l) => /^all\s+700\s/.test(l)));
+    expect(lines[at + 1]).toMatch(/^drain\s+count\s+errors\s+unfinished\s+rate\/s\s+p50 ms\s+p90 ms\s+p99 ms\s+max ms$/);
+    expect(lines[at + 3]).toMatch(/^newlogs\s+40\s+2\s+0\s+8(\.0+)?\s+900(\.0+)?\s+2100(\.0+)?\s+4200(\.0+)?\s+4800(\.0+)?$/);
+    expect(lines[at + 5]).toMatch(/^all\s+40\s+2\s/);
+    // The main table is the run's alone: no newlogs row there.
+    expect(lines.slice(0, at).some((l) => l.startsWith('newlogs'))).toBe(false);
+  });
+
   it("reports log files dropped by the device's quota apart from undelivered", () => {
     expect(renderReport(sample())).not.toContain("dropped by the device's quota");
     const text = renderReport(sample({ droppedByQuota: { logs: 7 } }));

@@ -26,8 +26,8 @@ function delta(workerId: number, r: MetricRecorder, onboardedEver: number): Flee
   };
 }
 
-function out(endpoint: EndpointKey, status: number, ms: number, error?: string) {
-  return { endpoint, deviceIndex: 0, method: 'GET' as const, path: '/', status, ...(error ? { error } : {}), dueAt: 0, sentAt: 0, doneAt: ms, requestHeaders: {} };
+function out(endpoint: EndpointKey, status: number, ms: number, error?: string, dueAt = 0) {
+  return { endpoint, deviceIndex: 0, method: 'GET' as const, path: '/', status, ...(error ? { error } : {}), dueAt, sentAt: dueAt, doneAt: dueAt + ms, requestHeaders: {} };
 }
 
 describe('buildMeasuredRun', () => {
@@ -81,5 +81,69 @@ describe('buildMeasuredRun', () => {
       run,
     );
     expect(results.map((r) => r.passed)).toEqual([true, false, false, true]);
+  });
+
+  it('keeps the drain\'s requests apart: run figures without them, drain figures of them alone, every request seen by the listeners', () => {
+    const agg = new FleetAggregate();
+    const seen: number[] = [];
+    agg.onDelta((d) => seen.push(d.requests.reduce((n, c) => n + c.count, 0)));
+    const w = new MetricRecorder();
+    for (let i = 1; i <= 10; i++) w.onOutcome(out('newlogs', 201, 10)); // the run's: 10 ms
+    const endAt = 10_000;
+    w.startDrain(endAt);
+    // Due before the end, answered during the drain: still the run's.
+    w.onOutcome(out('info', 200, 20, undefined, endAt - 5));
+    // Due during the drain: the drain's (slow: 4 s), one refused.
+    for (let i = 0; i < 5; i++) w.onOutcome(out('newlogs', 201, 4_000, undefined, endAt + 100 * i));
+    w.onOutcome(out('newlogs', 503, 4_000, undefined, endAt + 900));
+    const d = delta(0, w, 5);
+    expect(d.drain).toBeDefined();
+    agg.merge(d);
+    expect(seen).toEqual([17]);
+    expect(agg.totalRequests).toBe(17);
+    const run = buildMeasuredRun({
+      scenario: { name: 's', file: 's.yaml', seed: 3 },
+      target: 'embedded',
+      startedAtMs: 0,
+      durationMs: endAt,
+      totalDevices: 5,
+      aggregate: agg,
+      undelivered: {},
+      generator: { workers: [], mainEventLoopLagP99Ms: 0, cpuPercent: 0 },
+      drain: { gracefulStopMs: 15_000, durationMs: 5_000, complete: true, leftAtStop: {} },
+    });
+    expect(run.endpoints.newlogs!.count).toBe(10);
+    expect(run.endpoints.newlogs!.max_ms).toBeCloseTo(10, 0);
+    expect(run.endpoints.newlogs!.rate).toBeCloseTo(1);
+    expect(run.endpoints.info!.count).toBe(1);
+    expect(run.overall.count).toBe(11);
+    expect(run.overall.errors).toBe(0);
+    const drain = run.drain!;
+    expect(drain.endpoints!.newlogs!.count).toBe(6);
+    expect(drain.endpoints!.newlogs!.errors).toBe(1);
+    expect(drain.endpoints!.newlogs!.byStatus).toEqual({ '201': 5, '503': 1 });
+    expect(drain.endpoints!.newlogs!.p50_ms).toBeCloseTo(4_000, -1);
+    expect(drain.endpoints!.newlogs!.rate).toBeCloseTo(6 / 5);
+    expect(drain.endpoints!.info).toBeUndefined();
+    expect(drain.overall!.count).toBe(6);
+    // Run + drain = every request.
+    expect(run.overall.count + drain.overall!.count).toBe(agg.totalRequests);
+    // Thresholds judge the run without its drain; drain.* judge the drain alone.
+    const results = evaluateThresholds(
+      ['newlogs.p99 < 100ms', 'errors.count == 0', 'newlogs.count == 10', 'drain.newlogs.p99 < 100ms', 'drain.newlogs.count == 6', 'drain.all.count == 6', 'drain.config.p99 < 1s'].map((t) =>
+        parseThreshold(t),
+      ),
+      run,
+    );
+    expect(results.map((r) => `${r.passed ? 'ok' : 'FAIL'} ${r.source}`)).toEqual([
+      'ok newlogs.p99 < 100ms',
+      'ok errors.count == 0',
+      'ok newlogs.count == 10',
+      'FAIL drain.newlogs.p99 < 100ms',
+      'ok drain.newlogs.count == 6',
+      'ok drain.all.count == 6',
+      'FAIL drain.config.p99 < 1s',
+    ]);
+    expect(results[6]!.detail).toMatch(/no requests to config/);
   });
 });

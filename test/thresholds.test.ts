@@ -267,3 +267,36 @@ describe('thresholds a real controller cannot provide figures for', () => {
     expect(check('onboarded.ratio == 1', none)).toMatchObject({ status: 'failed', detail: 'cannot check: the run had no devices' });
   });
 });
+
+describe('drain thresholds', () => {
+  const drain = { gracefulStopMs: 15_000, durationMs: 6_000, complete: true, leftAtStop: {} };
+
+  it('judge the drain\'s own requests, apart from the run\'s', () => {
+    const newlogs = ep(40, 2, 4_200, { rate: 40 / 6 });
+    const r = run({ drain: { ...drain, endpoints: { newlogs }, overall: newlogs } });
+    expect(check('drain.newlogs.p99 < 5s', r)).toMatchObject({ status: 'passed', actual: 4_200 });
+    expect(check('drain.newlogs.p99 < 2s', r)).toMatchObject({ status: 'failed', actual: 4_200 });
+    expect(check('drain.all.count == 40', r)).toMatchObject({ status: 'passed' });
+    expect(check('drain.newlogs.rate > 6/s', r)).toMatchObject({ status: 'passed' });
+    // The run's figures know nothing of them.
+    expect(check('newlogs.count == 0', r)).toMatchObject({ status: 'passed' });
+    expect(check('all.count == 1650', r)).toMatchObject({ status: 'passed' });
+    // An endpoint the drain did not use: count 0, and no latency to judge.
+    expect(check('drain.config.count == 0', r)).toMatchObject({ status: 'passed' });
+    expect(check('drain.config.p99 < 1s', r)).toMatchObject({ status: 'failed', detail: expect.stringMatching(/^cannot check: the drain made no requests to config/) });
+  });
+
+  it('cannot be checked without a drain, or with a drain that made no requests', () => {
+    expect(check('drain.newlogs.count == 0')).toMatchObject({ status: 'failed', detail: 'cannot check: the run had no graceful stop, so no drain figures' });
+    const quiet = run({ drain });
+    expect(check('drain.all.count == 0', quiet)).toMatchObject({ status: 'passed' });
+    expect(check('drain.all.p99 < 1s', quiet)).toMatchObject({ status: 'failed', detail: expect.stringMatching(/^cannot check: the drain made no requests/) });
+  });
+
+  it('are known for the whole drain only: no window, no API tag, no unknown stat', () => {
+    expect(() => parseThreshold('drain.newlogs.p99 < 2s after 1m')).toThrow(/known only for the whole run/);
+    expect(() => parseThreshold('drain.newlogs{api:v1}.p99 < 2s')).toThrow(/no figures per API/);
+    expect(() => parseThreshold('drain.newlogs.acked < 2')).toThrow(/has no stat "acked"/);
+    expect(() => parseThreshold('drain.errors.count == 0')).toThrow(/unknown threshold subject "drain\.errors"/);
+  });
+});

@@ -189,10 +189,11 @@ export class VirtualDevice {
   /**
    * Graceful stop at the end of a run — a simulator action, not EVE behaviour (core/graceful-drain.ts):
    * the device stops producing (no new log lines, metrics, periodic device info, flow windows,
-   * config polls or onboarding rounds; a pending reboot is called off), closes its open log
-   * files and delivers everything queued at once, retrying quickly, until stop().
+   * config polls or onboarding rounds; a pending reboot is called off) and closes its open log
+   * files now; from `deliverFrom` (its seeded start in the graceful-stop window) it delivers what
+   * it holds by EVE's own sending and retry rules, until stop().
    */
-  drain(): void {
+  drain(deliverFrom?: Millis): void {
     if (this.draining || this.state === 'stopped') return;
     this.draining = true;
     const now = this.opts.clock.now();
@@ -204,9 +205,10 @@ export class VirtualDevice {
       this.metrics.stop();
       this.deviceInfoTimer.cancel();
       if (!this.up || this.uuid === '') return; // nothing it could deliver now
-      this.flowlog.drain(now);
-      this.logs.drain(now);
-      this.info.drain(now);
+      const from = Math.max(now, deliverFrom ?? now);
+      this.flowlog.drain(now, from);
+      this.logs.drain(now, from);
+      this.info.drain(now, from);
     });
   }
 

@@ -67,6 +67,14 @@ export interface ExpectedDelta {
   count: number;
 }
 
+/** The request figures of one interval of one phase, as they cross to the main thread. */
+export interface PhaseDelta {
+  series: SeriesDelta[];
+  requests: CountDelta[];
+  errors: CountDelta[];
+  expected: ExpectedDelta[];
+}
+
 /** Devices whose last controller request succeeded / failed (device-health.ts). */
 export interface HealthCounts {
   healthy: number;
@@ -95,6 +103,9 @@ export interface FleetDelta {
   errors: CountDelta[];
   /** Expected rejections (e.g. config 403 before attestation); absent from older workers. */
   expected?: ExpectedDelta[];
+  /** The drain's requests (due after the run phase ended), kept apart from the run's series,
+   *  requests, errors and expected above; absent when there were none (and from older workers). */
+  drain?: PhaseDelta;
   findings: { kind: DeviceFinding['kind']; count: number }[];
   /** A few findings with their detail, for the report (bounded per worker per run). */
   findingSamples: DeviceFinding[];

@@ -6,22 +6,13 @@
 // controller (or a saturated generator) shows up as latency instead of as fewer requests.
 
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
-import type { ExpectReason } from '../device/ports.js';
 import { ENDPOINT_KEYS as CONTROLLER_ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import { LPS_ENDPOINT_KEYS } from '../device/lps/lps-endpoints.js';
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import type { RequestObserver, RequestOutcome } from '../transport/request-observer.js';
 import { API_LABELS, apiLabelOf, type ApiLabel } from '../protocol/api-version.js';
-import {
-  emptyLifecycleCounts,
-  statusClassOf,
-  isErrorStatus,
-  type CountDelta,
-  type ExpectedDelta,
-  type SeriesDelta,
-  type StatusClass,
-} from './fleet-delta.js';
-import { newLatencyHistogram, recordLatencyMs, toSparse, type LatencyHistogram } from './latency-histogram.js';
+import { emptyLifecycleCounts, type CountDelta, type ExpectedDelta, type PhaseDelta, type SeriesDelta } from './fleet-delta.js';
+import { RequestBook, type LaneNames } from './request-book.js';
 
 /** Every endpoint requests are filed under: the controller's, then the local profile server's. */
 const ENDPOINT_KEYS: readonly EndpointKey[] = [...CONTROLLER_ENDPOINT_KEYS, ...LPS_ENDPOINT_KEYS];
@@ -36,13 +27,7 @@ const LANES = API_LABELS.length * E;
 const laneEndpoint = (lane: number): EndpointKey => ENDPOINT_KEYS[lane % E]!;
 const laneApi = (lane: number): ApiLabel => API_LABELS[Math.floor(lane / E)]!;
 
-/** Latency of one lane and one exact code ('200', '404', 'ECONNREFUSED'), with its status class. */
-interface Series {
-  statusClass: StatusClass;
-  hist: LatencyHistogram;
-  count: number;
-  sumMs: number;
-}
+const LANE_NAMES: LaneNames = { lanes: LANES, endpoint: laneEndpoint, api: laneApi };
 
 export interface RecorderDelta {
   series: SeriesDelta[];
@@ -52,6 +37,8 @@ export interface RecorderDelta {
   findings: { kind: DeviceFinding['kind']; count: number }[];
   findingSamples: DeviceFinding[];
   deviceErrors: number;
+  /** The drain's requests of this interval (startDrain()), kept apart from the run's above. */
+  drain?: PhaseDelta;
 }
 
 export interface MetricRecorderOptions {
@@ -62,15 +49,11 @@ export interface MetricRecorderOptions {
 }
 
 export class MetricRecorder implements RequestObserver {
-  /** Per lane: status text (the exact code) → its latency; created on first use, reused (reset)
-   *  afterwards. By code rather than class so that the Prometheus histogram can carry the same
-   *  `code` label as the counters; a lane sees a handful of codes, so a handful of histograms. */
-  private readonly series: Map<string, Series>[] = Array.from({ length: LANES }, () => new Map());
-  /** Per lane: status text → count in this interval. */
-  private readonly requests: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
-  private readonly errors: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
-  /** Per lane: `${status}|${reason}` → expected rejections in this interval. */
-  private readonly expected: Map<string, number>[] = Array.from({ length: LANES }, () => new Map());
+  /** The run's requests, and from startDrain() on the drain's (requests due from then on). */
+  private readonly runBook = new RequestBook(LANE_NAMES);
+  private readonly drainBook = new RequestBook(LANE_NAMES);
+  /** Start of the drain (epoch ms): requests due at or after it are the drain's. */
+  private drainFromMs = Infinity;
   private readonly findings = new Map<DeviceFinding['kind'], number>();
   private findingSamples: DeviceFinding[] = [];
   private samplesLeft: number;
@@ -98,29 +81,23 @@ export class MetricRecorder implements RequestObserver {
     return true;
   }
 
+  /** The graceful stop began at `atMs`: requests due from then on are filed as the drain's. */
+  startDrain(atMs: number): void {
+    this.drainFromMs = atMs;
+  }
+
   onOutcome(o: RequestOutcome): void {
     const ep = ENDPOINT_INDEX.get(o.endpoint);
     if (ep === undefined) return; // not a known endpoint key: nothing to file it under
-    const e = API_INDEX.get(apiLabelOf(o.endpoint, o.path))! * E + ep;
+    const lane = API_INDEX.get(apiLabelOf(o.endpoint, o.path))! * E + ep;
     const statusText = o.status === 0 ? (o.error ?? 'error') : String(o.status);
-    const lane = this.series[e]!;
-    let s = lane.get(statusText);
-    if (!s) lane.set(statusText, (s = { statusClass: statusClassOf(o.status), hist: newLatencyHistogram(), count: 0, sumMs: 0 }));
-    const ms = o.doneAt - o.dueAt;
-    recordLatencyMs(s.hist, ms);
-    s.count++;
-    s.sumMs += ms > 0 ? ms : 0;
+    // By when it was due: a request of the run still in flight at its end stays the run's.
+    const book = o.dueAt >= this.drainFromMs ? this.drainBook : this.runBook;
+    // The device said an expected answer is normal here (e.g. config 403 before attestation).
+    const kind = book.record(lane, o.status, statusText, o.doneAt - o.dueAt, o.expected);
     this.totals.requests++;
-
-    bump(this.requests[e]!, statusText);
-    if (o.expected !== undefined) {
-      // The device said this answer is normal here (e.g. config 403 before attestation).
-      bump(this.expected[e]!, `${statusText}|${o.expected}`);
-      this.totals.expected++;
-    } else if (isErrorStatus(o.status)) {
-      bump(this.errors[e]!, statusText);
-      this.totals.errors++;
-    }
+    if (kind === 'expected') this.totals.expected++;
+    else if (kind === 'error') this.totals.errors++;
   }
 
   onFinding(f: DeviceFinding): void {
@@ -153,24 +130,8 @@ export class MetricRecorder implements RequestObserver {
 
   /** Hands out everything recorded since the last call and starts a new interval. */
   takeDelta(): RecorderDelta {
-    const series: SeriesDelta[] = [];
-    for (let lane = 0; lane < this.series.length; lane++) {
-      for (const [code, s] of this.series[lane]!) {
-        if (s.count === 0) continue;
-        series.push({
-          endpoint: laneEndpoint(lane),
-          api: laneApi(lane),
-          statusClass: s.statusClass,
-          code,
-          count: s.count,
-          sumMs: s.sumMs,
-          hist: toSparse(s.hist),
-        });
-        s.hist.reset();
-        s.count = 0;
-        s.sumMs = 0;
-      }
-    }
+    const run = this.runBook.take();
+    const drain = this.drainBook.isEmpty ? undefined : this.drainBook.take();
     const findings = [...this.findings].map(([kind, count]) => ({ kind, count }));
     this.findings.clear();
     const findingSamples = this.findingSamples;
@@ -178,42 +139,14 @@ export class MetricRecorder implements RequestObserver {
     const deviceErrors = this.deviceErrors;
     this.deviceErrors = 0;
     return {
-      series,
-      requests: drainCounts(this.requests),
-      errors: drainCounts(this.errors),
-      expected: drainExpected(this.expected),
+      series: run.series,
+      requests: run.requests,
+      errors: run.errors,
+      expected: run.expected,
       findings,
       findingSamples,
       deviceErrors,
+      ...(drain ? { drain } : {}),
     };
   }
-}
-
-function bump(m: Map<string, number>, key: string): void {
-  m.set(key, (m.get(key) ?? 0) + 1);
-}
-
-function drainCounts(perEndpoint: Map<string, number>[]): CountDelta[] {
-  const out: CountDelta[] = [];
-  for (let e = 0; e < perEndpoint.length; e++) {
-    const m = perEndpoint[e]!;
-    if (m.size === 0) continue;
-    for (const [status, count] of m) out.push({ endpoint: laneEndpoint(e), api: laneApi(e), status, count });
-    m.clear();
-  }
-  return out;
-}
-
-function drainExpected(perEndpoint: Map<string, number>[]): ExpectedDelta[] {
-  const out: ExpectedDelta[] = [];
-  for (let e = 0; e < perEndpoint.length; e++) {
-    const m = perEndpoint[e]!;
-    if (m.size === 0) continue;
-    for (const [key, count] of m) {
-      const bar = key.indexOf('|');
-      out.push({ endpoint: laneEndpoint(e), api: laneApi(e), status: key.slice(0, bar), reason: key.slice(bar + 1) as ExpectReason, count });
-    }
-    m.clear();
-  }
-  return out;
 }

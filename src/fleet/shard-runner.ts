@@ -21,6 +21,7 @@ import { SeededRng } from '../device/core/seeded-rng.js';
 import { identitySeed } from '../identity/fleet-id.js';
 import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
+import { drainStartOffsetMs } from '../device/core/graceful-drain.js';
 import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identity.js';
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
@@ -49,8 +50,8 @@ export interface FleetDevice {
   rebootNow(cause?: 'power-fail', downtimeMs?: number): void;
   /** The tpm-reset fault; true when the device had a TPM to reset (optional for fakes). */
   tpmReset?(): boolean;
-  /** End of the run: stop producing and deliver what is queued (simulator action; optional for fakes). */
-  drain?(): void;
+  /** End of the run: stop producing now, deliver what is queued from `deliverFrom` on (simulator action; optional for fakes). */
+  drain?(deliverFrom?: Millis): void;
   /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
   readonly drained?: boolean;
   /** Running counters; read field by field each second (stats() would build a snapshot per device). */
@@ -397,11 +398,14 @@ export class ShardRunner {
     this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
+    this.recorder.startDrain(startedAt);
+    const seed = this.task.scenario.seed;
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];
       if (!d?.drain) continue;
       try {
-        d.drain();
+        // Each device starts delivering at its own seeded instant early in the window (a ramp, not a burst).
+        d.drain(startedAt + drainStartOffsetMs(seed, this.indexOf(local), limitMs));
       } catch (err) {
         this.recorder.onDeviceError(this.indexOf(local), 'drain', err);
       }

@@ -3,12 +3,14 @@
 // of each worker. The metrics server, the progress view and the run summary all read from here.
 
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
-import { emptyLifecycleCounts, LIFECYCLES, type FleetDelta, type StatusClass } from '../fleet/fleet-delta.js';
+import { emptyLifecycleCounts, LIFECYCLES, type CountDelta, type FleetDelta, type SeriesDelta, type StatusClass } from '../fleet/fleet-delta.js';
 import { addSparse, newLatencyHistogram, type LatencyHistogram, type SparseHistogram } from '../fleet/latency-histogram.js';
 // Requests are keyed by controller and local profile server endpoints alike ('config', 'lps.radio').
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import { ApiBreakdown } from './api-v1/api-breakdown.js';
 import { FindingExamples } from './finding-examples.js';
+import { DrainFigures, foldDrain } from './drain-figures.js';
+import type { EndpointTotals } from './endpoint-totals.js';
 
 export interface SeriesTotals {
   endpoint: EndpointKey;
@@ -18,16 +20,7 @@ export interface SeriesTotals {
   hist: LatencyHistogram;
 }
 
-export interface EndpointTotals {
-  endpoint: EndpointKey;
-  count: number;
-  errors: number;
-  /** Non-success answers the devices expected (not errors), e.g. config 403 before attestation. */
-  expected: number;
-  sumMs: number;
-  /** All status classes together. */
-  hist: LatencyHistogram;
-}
+export type { EndpointTotals } from './endpoint-totals.js';
 
 /** The latest gauges of a worker (as its last delta gave them), and its loop figures over the run. */
 export interface WorkerGauges
@@ -69,6 +62,10 @@ export class FleetAggregate {
   readonly workers = new Map<number, WorkerGauges>();
   /** The same request figures per API (v1, v2, lps) and onboarded devices per API. */
   readonly byApi = new ApiBreakdown();
+  /** The drain's requests (FleetDelta.drain); everything above except `series` and the two
+   *  totals below is the run's alone. */
+  readonly drain = new DrainFigures();
+  /** Every request and error, the drain's included (the progress view's rate). */
   totalRequests = 0;
   totalErrors = 0;
   totalExpected = 0;
@@ -95,15 +92,7 @@ export class FleetAggregate {
     this.byApi.merge(d);
     const merged: MergedSeries[] = [];
     for (const s of d.series) {
-      const key = `${s.endpoint}|${s.statusClass}`;
-      let t = this.series.get(key);
-      if (!t) {
-        t = { endpoint: s.endpoint, statusClass: s.statusClass, count: 0, sumMs: 0, hist: newLatencyHistogram() };
-        this.series.set(key, t);
-      }
-      t.count += s.count;
-      t.sumMs += s.sumMs;
-      addSparse(t.hist, s.hist);
+      const m = this.addToSeries(s);
       const e = this.endpoint(s.endpoint);
       e.count += s.count;
       e.sumMs += s.sumMs;
@@ -111,7 +100,7 @@ export class FleetAggregate {
       addSparse(this.all, s.hist);
       const r = this.recent.get(s.endpoint);
       if (r) addSparse(r, s.hist);
-      merged.push({ series: t, hist: s.hist, count: s.count, sumMs: s.sumMs });
+      merged.push(m);
     }
     for (const c of d.requests) {
       const key = `${c.endpoint}|${c.status}`;
@@ -139,6 +128,13 @@ export class FleetAggregate {
       this.findingExamples.add(s);
     }
     this.deviceErrors += d.deviceErrors;
+    if (d.drain) {
+      this.drain.merge(d.drain);
+      this.totalRequests += sumCounts(d.drain.requests);
+      this.totalErrors += sumCounts(d.drain.errors);
+      // The per-class totals (and the listeners' `merged`) cover every request, the drain's too.
+      for (const s of d.drain.series) merged.push(this.addToSeries(s));
+    }
 
     const prev = this.workers.get(d.workerId);
     this.workers.set(d.workerId, {
@@ -160,7 +156,8 @@ export class FleetAggregate {
       lastAtMs: d.atMs,
       final: d.final,
     });
-    for (const l of this.listeners) l(d, merged);
+    const all = foldDrain(d);
+    for (const l of this.listeners) l(all, merged);
   }
 
   /** Devices by lifecycle over all workers. */
@@ -225,6 +222,17 @@ export class FleetAggregate {
     return v;
   }
 
+  /** Adds one series of a delta to the per-class totals. */
+  private addToSeries(s: SeriesDelta): MergedSeries {
+    const key = `${s.endpoint}|${s.statusClass}`;
+    let t = this.series.get(key);
+    if (!t) this.series.set(key, (t = { endpoint: s.endpoint, statusClass: s.statusClass, count: 0, sumMs: 0, hist: newLatencyHistogram() }));
+    t.count += s.count;
+    t.sumMs += s.sumMs;
+    addSparse(t.hist, s.hist);
+    return { series: t, hist: s.hist, count: s.count, sumMs: s.sumMs };
+  }
+
   private endpoint(endpoint: EndpointKey): EndpointTotals {
     let e = this.endpoints.get(endpoint);
     if (!e) {
@@ -239,4 +247,10 @@ function sumRecords(records: Record<string, number>[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of records) for (const [k, v] of Object.entries(r)) out[k] = (out[k] ?? 0) + v;
   return out;
+}
+
+function sumCounts(counts: readonly CountDelta[]): number {
+  let n = 0;
+  for (const c of counts) n += c.count;
+  return n;
 }

@@ -4,8 +4,8 @@
 
 import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
-import type { DrainSummary, EndpointStats, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
-import { endpointStats } from './endpoint-stats.js';
+import type { DrainSummary, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
+import { phaseEndpointTables } from './phase-endpoint-tables.js';
 import { encodeHistograms, MERGEABLE_VERSION, type BasisGroup, type MergeableSection, type ShardOfFleet } from './mergeable-summary.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
 
@@ -30,34 +30,10 @@ export interface SummaryInputs {
 
 export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
   const agg = i.aggregate;
-  // Requests made during the drain are counted, so rates are over the run and the drain together.
-  const seconds = (i.durationMs + (i.drain?.durationMs ?? 0)) / 1000;
-  const byEndpoint = new Map<string, { byStatus: Record<string, number>; byError: Record<string, number> }>();
-  const overallStatus: Record<string, number> = {};
-  const overallError: Record<string, number> = {};
-  for (const [key, count] of agg.requests) {
-    const [endpoint, status] = splitKey(key);
-    let e = byEndpoint.get(endpoint);
-    if (!e) byEndpoint.set(endpoint, (e = { byStatus: {}, byError: {} }));
-    const isHttp = /^\d+$/.test(status);
-    const into = isHttp ? e.byStatus : e.byError;
-    into[status] = (into[status] ?? 0) + count;
-    const overall = isHttp ? overallStatus : overallError;
-    overall[status] = (overall[status] ?? 0) + count;
-  }
-
-  const endpoints: Record<string, EndpointStats> = {};
-  let totalCount = 0;
-  let totalErrors = 0;
-  let totalExpected = 0;
-  for (const e of agg.endpoints.values()) {
-    const by = byEndpoint.get(e.endpoint) ?? { byStatus: {}, byError: {} };
-    endpoints[e.endpoint] = endpointStats(e.hist, e, seconds, by.byStatus, by.byError);
-    totalCount += e.count;
-    totalErrors += e.errors;
-    totalExpected += e.expected;
-  }
-  const overall = endpointStats(agg.all, { count: totalCount, errors: totalErrors, expected: totalExpected }, seconds, overallStatus, overallError);
+  // The run's figures leave the drain's requests out (they are in `drain.endpoints`), so rates are
+  // over the run's duration, and the drain's over the drain's.
+  const seconds = i.durationMs / 1000;
+  const { endpoints, overall } = phaseEndpointTables(agg, seconds);
   const rejections: ExpectedRejection[] = [...agg.expected]
     .map(([key, count]) => {
       const [endpoint, status, reason] = key.split('|') as [string, string, string];
@@ -88,7 +64,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     droppedByQuota: { logs: agg.logsDroppedByQuota() },
     findings: { total: agg.totalFindings, byKind: Object.fromEntries(agg.findings), examples: agg.findingExamples.toJson() },
     expected: { total: agg.totalExpected, rejections },
-    ...(i.drain ? { drain: i.drain } : {}),
+    ...(i.drain ? { drain: { ...i.drain, ...drainTables(agg, i.drain) } } : {}),
     byApi: agg.byApi.summarize(seconds, i.devicesByApi ?? { v2: i.totalDevices }),
     generator: i.generator,
     mergeable: mergeableSection(i, seconds),
@@ -113,7 +89,11 @@ function mergeableSection(i: SummaryInputs, rateSeconds: number): MergeableSecti
     startedAtMs: i.startedAtMs,
     durationMs: i.durationMs,
     rateSeconds,
-    histograms: { ...encodeHistograms([...agg.endpoints].map(([k, e]) => [k, e.hist]), agg.all), byApi },
+    histograms: {
+      ...encodeHistograms([...agg.endpoints].map(([k, e]) => [k, e.hist]), agg.all),
+      byApi,
+      ...(agg.drain.totalRequests > 0 ? { drain: encodeHistograms([...agg.drain.endpoints].map(([k, e]) => [k, e.hist]), agg.drain.all) } : {}),
+    },
     // Plain copies: the summary must not change when the scenario object does.
     thresholds: JSON.parse(JSON.stringify(i.scenario.thresholds ?? [])) as ThresholdSpec[],
     groups: (i.scenario.groups ?? []).map((g) => ({
@@ -126,9 +106,10 @@ function mergeableSection(i: SummaryInputs, rateSeconds: number): MergeableSecti
   };
 }
 
-function splitKey(key: string): [string, string] {
-  const i = key.indexOf('|');
-  return [key.slice(0, i), key.slice(i + 1)];
+/** The drain's own endpoint tables, its rates over the drain's duration (absent: no request in it). */
+function drainTables(agg: FleetAggregate, drain: DrainSummary): Pick<DrainSummary, 'endpoints' | 'overall'> {
+  if (agg.drain.totalRequests === 0) return {};
+  return phaseEndpointTables(agg.drain, drain.durationMs / 1000);
 }
 
 function withoutZeros<K extends string>(r: Record<K, number>): Partial<Record<K, number>> {

@@ -18,7 +18,7 @@ import { mergeFindingExamples } from './finding-examples.js';
 import { judgeSaturation } from './saturation-verdict.js';
 import { commandLatency } from './lps/lps-summary.js';
 import type { LpsRunSummary } from './lps/lps-summary.js';
-import { endpointStats } from './endpoint-stats.js';
+import { emptyEndpointStats, endpointStats } from './endpoint-stats.js';
 import { checkShardSet, checkSummaryFile, MergeRefused, type ShardSummary } from './merge-checks.js';
 import { commandsOfTimes, encodeHistogram, sumEncodedHistograms, type EncodedHistograms, type MergeableSection } from './mergeable-summary.js';
 import type { ApiSummaries, ApiSummary } from './api-v1/api-breakdown.js';
@@ -94,7 +94,7 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
   };
   if (runs.some((r) => r.droppedByQuota)) out.droppedByQuota = { logs: sum(runs.map((r) => r.droppedByQuota?.logs ?? 0)) };
   if (runs.some((r) => r.expected)) out.expected = mergeExpected(runs);
-  if (runs.some((r) => r.drain)) out.drain = mergeDrain(runs);
+  if (runs.some((r) => r.drain)) out.drain = mergeDrain(runs, ms.map((m) => m.histograms.drain), shards);
   if (runs.some((r) => r.attestation)) out.attestation = addDeep(runs.map((r) => r.attestation).filter((a) => a !== undefined));
   if (runs.some((r) => r.byApi)) out.byApi = mergeByApi(runs, seconds, shards);
   if (runs.some((r) => r.lps)) out.lps = mergeLps(runs);
@@ -159,7 +159,7 @@ function mergeHistograms(all: readonly MergeableSection['histograms'][]): Mergea
   };
   const byApi: NonNullable<MergeableSection['histograms']['byApi']> = {};
   for (const api of apiLabels(all.map((h) => h.byApi ?? {}))) byApi[api] = set(all.map((h) => h.byApi?.[api]));
-  return { ...set(all), byApi };
+  return { ...set(all), byApi, ...(all.some((h) => h.drain) ? { drain: set(all.map((h) => h.drain)) } : {}) };
 }
 
 function mergeByApi(runs: readonly ShardSummary['summary'][], seconds: number, shards: readonly ShardSummary[]): ApiSummaries {
@@ -197,13 +197,25 @@ function mergeExpected(runs: readonly RunSummary[]): NonNullable<MeasuredRun['ex
   return { total: sum(runs.map((r) => r.expected?.total ?? 0)), rejections };
 }
 
-function mergeDrain(runs: readonly RunSummary[]): NonNullable<MeasuredRun['drain']> {
+function mergeDrain(runs: readonly RunSummary[], hists: readonly (EncodedHistograms | undefined)[], shards: readonly ShardSummary[]): NonNullable<MeasuredRun['drain']> {
   const drains = runs.map((r) => r.drain).filter((d) => d !== undefined);
+  const durationMs = Math.max(...drains.map((d) => d.durationMs));
+  // The drain's own requests, merged like the run's; rates over the longest drain.
+  const tables = runs.some((r) => r.drain?.overall)
+    ? mergeEndpointSet(
+        runs.map((r) => ({ endpoints: r.drain?.endpoints ?? {}, overall: r.drain?.overall ?? emptyEndpointStats() })),
+        hists,
+        durationMs / 1000,
+        shards,
+        '.drain',
+      )
+    : undefined;
   return {
     gracefulStopMs: Math.max(...drains.map((d) => d.gracefulStopMs)),
-    durationMs: Math.max(...drains.map((d) => d.durationMs)),
+    durationMs,
     complete: drains.length === runs.length && drains.every((d) => d.complete),
     leftAtStop: sumRecords(drains.map((d) => d.leftAtStop)),
+    ...(tables ?? {}),
   };
 }
 

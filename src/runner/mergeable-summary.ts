@@ -47,9 +47,10 @@ export interface MergeableSection {
   /** Start (epoch ms) and measured run time, unrounded. */
   startedAtMs: number;
   durationMs: number;
-  /** The seconds request rates are over (the run and the drain). */
+  /** The seconds request rates are over (the run phase; the drain's requests are apart). */
   rateSeconds: number;
-  histograms: EncodedHistograms & { byApi?: Partial<Record<ApiLabel, EncodedHistograms>> };
+  /** `drain`: the drain's own requests (summary `drain.endpoints`), absent when it made none. */
+  histograms: EncodedHistograms & { byApi?: Partial<Record<ApiLabel, EncodedHistograms>>; drain?: EncodedHistograms };
   /** LPS commands by name: how many were issued and the issue → acknowledgement times, ms. */
   lpsCommands?: Record<string, { issued: number; ackedMs: number[] }>;
   /** The scenario's thresholds as the loader resolved them (per-device bases counted). */

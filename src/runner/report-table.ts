@@ -5,6 +5,7 @@ import { registerConflictLine } from './register-conflicts.js';
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatMs } from './format-values.js';
+import { drainTableLines } from './drain-table.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
 import { findingKindLines } from './finding-report.js';
 import { judgeGenerator } from './generator-verdict.js';
@@ -21,6 +22,8 @@ export function renderReport(s: RunSummary): string {
   );
   out.push('');
   out.push(...endpointTable(s));
+  const drainTable = drainTableLines(s.drain, row);
+  if (drainTable.length > 0) out.push('', ...drainTable);
   for (const c of RUN_CAPABILITIES) {
     const lines = c.reportAfterEndpoints?.(s) ?? [];
     if (lines.length > 0) out.push('', ...lines);
@@ -189,7 +192,7 @@ function drainLine(dr: DrainSummary, undelivered: number): string {
         : `queues emptied; ${earlier} reliable messages were given up on before the drain (counted undelivered)`
       : `still queued at stop: ${left.map(([k, n]) => `${k} ${n}`).join(', ')} (counted undelivered)` +
         (earlier > 0 ? `; ${earlier} more given up on before the drain` : '');
-  return `drain        ${took} after the run (devices stop producing and deliver their queues): ${outcome}`;
+  return `drain        ${took} after the run (devices stop producing and deliver their queues, paced by EVE's sending rules): ${outcome}`;
 }
 
 /** ✓ passed, ✗ failed, – not checked (the target cannot provide the figure; does not fail the run). */

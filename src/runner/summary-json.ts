@@ -26,6 +26,10 @@ export interface DrainSummary {
   complete: boolean;
   /** Reliable messages still queued when the drain ended, by kind (counted in `undelivered`). */
   leftAtStop: Record<string, number>;
+  /** The drain's requests (due after the run phase ended), per endpoint, apart from the run's
+   *  `endpoints` / `overall`; rates are over the drain's duration. Absent when it made none. */
+  endpoints?: Record<string, EndpointStats>;
+  overall?: EndpointStats;
 }
 
 /** 'not-checked': the target cannot provide the figure (a real controller has no attestation or LPS

@@ -11,7 +11,8 @@ import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
 import { describeBasis, perDeviceBound } from '../scenario/threshold-basis.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
-import { endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
+import { emptyEndpointStats, endpointStats, type EndpointStats, type MeasuredRun, type ThresholdResult } from './summary-json.js';
+import { DRAIN_PREFIX } from '../scenario/drain-thresholds.js';
 import type { ThresholdMeasure } from './threshold-measure.js';
 import { formatThresholdValue } from './format-values.js';
 import type { WindowMeasures } from './series/threshold-windows.js';
@@ -103,6 +104,7 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
     if (m !== undefined) return m;
   }
   if (subject === 'all' || ENDPOINT_SUBJECTS.has(subject)) return measureRequests(subject, stat, run);
+  if (subject.startsWith(DRAIN_PREFIX)) return measureDrainRequests(subject.slice(DRAIN_PREFIX.length), stat, run);
   if (stat === 'count' && subject.endsWith(UNFINISHED_SUFFIX)) {
     const endpoint = subject.slice(0, -UNFINISHED_SUFFIX.length);
     if (ENDPOINT_SUBJECTS.has(endpoint)) return { value: endpointStats(run, endpoint).unfinished ?? 0 };
@@ -159,6 +161,15 @@ function measureRequests(subject: string, stat: string, run: MeasuredRun): Thres
     default:
       return { cannot: `"${subject}.${stat}" is not a measure evesim records` };
   }
+}
+
+/** The same request measures over the drain's own requests (summary `drain.endpoints`). */
+function measureDrainRequests(subject: string, stat: string, run: MeasuredRun): ThresholdMeasure {
+  const d = run.drain;
+  if (!d) return { cannot: 'the run had no graceful stop, so no drain figures' };
+  const count = (subject === 'all' ? d.overall : d.endpoints?.[subject])?.count ?? 0;
+  if (count === 0 && stat !== 'count' && stat !== 'rate') return { cannot: `the drain made no requests${subject === 'all' ? '' : ` to ${subject}`}, so no latency to check` };
+  return measureRequests(subject, stat, { ...run, endpoints: d.endpoints ?? {}, overall: d.overall ?? emptyEndpointStats() });
 }
 
 function requestTotals(run: MeasuredRun): { count: number; errors: number; expected: number; unfinished: number; rate: number } {

@@ -21,6 +21,7 @@ import { SCENARIO_CAPABILITIES } from './capabilities.js';
 import { checkApiTaggable, splitApiTag } from './api-v1/api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
 import { UNFINISHED_THRESHOLD_SUBJECTS } from './unfinished-thresholds.js';
+import { DRAIN_THRESHOLD_SUBJECTS } from './drain-thresholds.js';
 import { splitPerDevice } from './threshold-basis.js';
 import { isSeriesSubject, splitWindow } from './threshold-window.js';
 import type { ThresholdValueKind } from './threshold-kinds.js';
@@ -39,6 +40,8 @@ export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string,
   expected: { count: 'count' },
   /** Requests still waiting for their answer when the run ended: unfinished.count, config.unfinished.count. */
   ...UNFINISHED_THRESHOLD_SUBJECTS,
+  /** The graceful stop's requests, apart from the run's: drain.newlogs.p99, drain.all.count. */
+  ...DRAIN_THRESHOLD_SUBJECTS,
   /** The capabilities' subjects: attestation.QUOTE_FAILED, lps.radio.p99, lps_command.p99, ... (capabilities.ts). */
   ...Object.assign({}, ...SCENARIO_CAPABILITIES.map((c) => c.thresholdSubjects ?? {})),
 };

@@ -11,7 +11,6 @@ import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import { flowlogRetryDelayMs } from '../core/eve-timers.js';
-import { drainRetryDelayMs } from '../core/graceful-drain.js';
 import { buildFlowMessage, type FlowScope } from './flowlog-builder.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from '../ports.js';
@@ -48,8 +47,6 @@ export class FlowlogSender {
   private pending: PendingFlowMessage[] = [];
   private failures = 0;
   private sending = false;
-  /** End-of-run drain (core/graceful-drain.ts): no new windows, queued messages go now. */
-  private draining = false;
   private windowStart: Millis = 0;
   private readonly collectTimer: DeviceTimer;
   private readonly sendTimer: DeviceTimer;
@@ -68,15 +65,16 @@ export class FlowlogSender {
     this.collectTimer.at(now + this.host.opts.behaviour.flowlogIntervalMs);
   }
 
-  /** End of the run (simulator action): no new flow windows; what is queued is sent now and
-   *  retried quickly instead of on EVE's 1 … 128 s backoff. */
-  drain(now: Millis): void {
-    this.draining = true;
-    this.failures = 0;
+  /**
+   * End of the run (simulator action, core/graceful-drain.ts): no new flow windows; the head of the
+   * queue is sent at `deliverFrom` (backoff forgotten once), then retried on EVE's 1, 2, 4 … 128 s
+   * backoff (§9). A send already under way goes on by the same rule.
+   */
+  drain(now: Millis, deliverFrom: Millis = now): void {
     this.collectTimer.cancel();
     if (this.sending || this.pending.length === 0) return;
-    this.sendTimer.cancel();
-    this.host.guard(() => this.sendHead(now));
+    this.failures = 0;
+    this.sendTimer.at(Math.max(now, deliverFrom));
   }
 
   /** Reboot or stop: the queue is in memory; what it holds is lost and counted. */
@@ -127,7 +125,7 @@ export class FlowlogSender {
         }
         this.failures++;
         host.counters.recordFlowlog({ delivered: false, flows: head.flows, dnsRequests: head.dns });
-        this.sendTimer.at(now + (this.draining ? drainRetryDelayMs(this.failures) : flowlogRetryDelayMs(this.failures)));
+        this.sendTimer.at(now + flowlogRetryDelayMs(this.failures));
         return;
       }
     } finally {

@@ -10,7 +10,6 @@ import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import type { DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
 import { DeviceTimer } from '../core/device-timer.js';
-import { drainRetryDelayMs } from '../core/graceful-drain.js';
 import { endpointForKind, InfoQueue, type InfoQueueKind, type QueuedItem } from './info-queue.js';
 import type { Millis } from '../ports.js';
 
@@ -33,9 +32,8 @@ export class InfoPublisher {
   readonly queue: InfoQueue;
   private readonly timer: DeviceTimer;
   private passRunning = false;
-  /** End-of-run drain (core/graceful-drain.ts): everything queued goes now, retried quickly. */
-  private draining = false;
-  private drainFailures = 0;
+  /** End-of-run drain (core/graceful-drain.ts): the one kick every item gets, and when. */
+  private drainKickAt: Millis | undefined;
 
   constructor(private readonly host: InfoHost) {
     this.queue = new InfoQueue(host.opts.rng);
@@ -58,10 +56,13 @@ export class InfoPublisher {
     return this.queue.size === 0 ? 0 : this.queue.count(isReliableInfo);
   }
 
-  /** End of the run (simulator action): send everything queued now, ignoring EVE's backoff. */
-  drain(now: Millis): void {
-    this.draining = true;
-    this.drainFailures = 0;
+  /**
+   * End of the run (simulator action, core/graceful-drain.ts): at `deliverFrom` the queue is kicked
+   * once with every item due (backoff forgotten); after that EVE's own rules apply (§6.5: per-item
+   * backoff 1, 2, 4 … min, pass timer), so a refusing controller gets no quick retries.
+   */
+  drain(now: Millis, deliverFrom: Millis = now): void {
+    this.drainKickAt = Math.max(now, deliverFrom);
     this.rearm(now);
   }
 
@@ -75,9 +76,9 @@ export class InfoPublisher {
 
   private rearm(now: Millis): void {
     if (this.passRunning) return; // the pass re-arms when it ends
-    if (this.draining) {
+    if (this.drainKickAt !== undefined) {
       if (this.queue.size === 0) this.timer.cancel();
-      else this.timer.atOrSooner(now + drainRetryDelayMs(this.drainFailures));
+      else this.timer.at(this.drainKickAt);
       return;
     }
     const due = this.queue.nextDue(now);
@@ -88,7 +89,10 @@ export class InfoPublisher {
   private async pass(dueAt: Millis): Promise<void> {
     const host = this.host;
     const gen = host.generation;
-    if (this.draining) this.queue.expedite();
+    if (this.drainKickAt !== undefined && host.opts.clock.now() >= this.drainKickAt) {
+      this.queue.expedite();
+      this.drainKickAt = undefined;
+    }
     const batch = this.queue.takeBatch(host.opts.clock.now());
     this.passRunning = batch.length > 0;
     try {
@@ -101,7 +105,6 @@ export class InfoPublisher {
     } finally {
       if (gen === host.generation) {
         this.passRunning = false;
-        if (this.draining) this.drainFailures = this.queue.size > 0 ? this.drainFailures + 1 : 0;
         this.rearm(host.opts.clock.now());
       }
     }

@@ -28,7 +28,7 @@ import type { DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import { LOG_MAX_4XX_RETRIES, LogUploadSchedule } from '../core/eve-timers.js';
-import { drainRetryDelayMs } from '../core/graceful-drain.js';
+import { drainLogIntervalMs } from '../core/graceful-drain.js';
 import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogGenerator } from './log-generator.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from '../ports.js';
@@ -95,9 +95,8 @@ export class LogUploader {
   private appFrom = new Map<string, Millis>();
   private schedule: LogUploadSchedule | undefined;
   private readonly timer: DeviceTimer;
-  /** End-of-run drain (core/graceful-drain.ts): no new lines; every file is uploaded now. */
+  /** End-of-run drain (core/graceful-drain.ts): no new lines; the backlog goes on EVE's shortest cadence. */
   private draining = false;
-  private drainFailures = 0;
 
   constructor(private readonly host: LogHost) {
     this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
@@ -144,18 +143,18 @@ export class LogUploader {
   }
 
   /**
-   * End of the run (simulator action): close the open files up to now, generate no more lines,
-   * and upload every file at once, retried quickly, instead of on EVE's upload ticks.
+   * End of the run (simulator action, core/graceful-drain.ts): close the open files up to now and
+   * generate no more lines; from `deliverFrom` on the backlog is uploaded one device file and one
+   * app file per tick at EVE's shortest upload interval (§8.3), not all at once.
    */
-  drain(now: Millis): void {
+  drain(now: Millis, deliverFrom: Millis = now): void {
     this.collect(now);
     this.draining = true;
-    this.drainFailures = 0;
     if (this.schedule === undefined || this.pendingFiles === 0) {
       this.timer.cancel();
       return;
     }
-    this.timer.at(now);
+    this.timer.at(Math.max(now, deliverFrom));
   }
 
   /** The device stops for good: everything not delivered is counted. */
@@ -195,26 +194,24 @@ export class LogUploader {
     }
   }
 
-  /** While draining: device and app files in turn, oldest first, until none is left or none got through. */
+  /**
+   * While draining: one tick as EVE's loguploader does it (§8.3: oldest device file, then oldest app
+   * file), the next one EVE's shortest interval later (10 s while in 429 back-off mode).
+   */
   private async drainTick(dueAt: Millis): Promise<void> {
     const host = this.host;
     const gen = host.generation;
-    let progressed = true;
     try {
-      while (this.pendingFiles > 0 && progressed) {
-        const before = this.pendingFiles;
-        for (const files of [this.deviceFiles, this.appFiles]) {
-          if (files.length === 0) continue;
-          await this.uploadOldest(files, dueAt);
-          if (gen !== host.generation) return;
-          dueAt = host.opts.clock.now();
-        }
-        progressed = this.pendingFiles < before;
+      if (this.deviceFiles.length > 0) {
+        await this.uploadOldest(this.deviceFiles, dueAt);
+        if (gen !== host.generation) return;
+        dueAt = host.opts.clock.now();
       }
+      if (this.appFiles.length > 0) await this.uploadOldest(this.appFiles, dueAt);
     } finally {
-      if (gen === host.generation) {
-        this.drainFailures = progressed ? 0 : this.drainFailures + 1;
-        if (this.pendingFiles > 0) this.timer.at(host.opts.clock.now() + drainRetryDelayMs(this.drainFailures));
+      if (gen === host.generation && this.pendingFiles > 0) {
+        const now = host.opts.clock.now();
+        this.timer.at(now + drainLogIntervalMs(host.opts.rng, this.schedule!.inBackoffMode(now)));
       }
     }
   }

@@ -1,5 +1,6 @@
 // Phase 5: the end of the run. After the duration (or once the caller ended the run phase early)
-// the workers drain (devices deliver their queues, up to gracefulStop) and report; a worker stuck
+// the workers drain (devices deliver their queues, up to gracefulStop, paced as EVE sends a backlog
+// from seeded starts spread over the window: src/device/core/graceful-drain.ts) and report; a worker stuck
 // past the end is given up on. What they handed back (final deltas, undelivered messages, health,
 // the drain) is collected by worker-results.ts.
 
@@ -20,7 +21,7 @@ export async function drain(ctx: RunContext, servers: Servers, workers: Workers,
   let finished = false;
   if (progress && gracefulStopMs > 0) {
     void runPhase.ended.then(() => {
-      if (!finished) progress.setNote(`draining: devices deliver what they have queued (up to ${formatSeconds(gracefulStopMs)})`);
+      if (!finished) progress.setNote(`draining: devices deliver what they have queued at EVE's pace (up to ${formatSeconds(gracefulStopMs)})`);
     });
   }
   // A worker stuck in device code past the end is given up on (pool.destroy() ends its thread in
