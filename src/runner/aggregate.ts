@@ -9,6 +9,7 @@ import { addSparse, newLatencyHistogram, type LatencyHistogram, type SparseHisto
 import type { RequestEndpointKey as EndpointKey } from '../device/ports.js';
 import { ApiBreakdown } from './api-v1/api-breakdown.js';
 import { FindingExamples } from './finding-examples.js';
+import { OnboardingTimes } from '../fleet/onboarding-times.js';
 
 export interface SeriesTotals {
   endpoint: EndpointKey;
@@ -69,6 +70,8 @@ export class FleetAggregate {
   readonly workers = new Map<number, WorkerGauges>();
   /** The same request figures per API (v1, v2, lps) and onboarded devices per API. */
   readonly byApi = new ApiBreakdown();
+  /** How long devices took to onboard (onboarding-times.ts). */
+  readonly onboarding = new OnboardingTimes();
   totalRequests = 0;
   totalErrors = 0;
   totalExpected = 0;
@@ -93,6 +96,7 @@ export class FleetAggregate {
   merge(d: FleetDelta): void {
     this.deltas++;
     this.byApi.merge(d);
+    this.onboarding.merge(d.onboarding);
     const merged: MergedSeries[] = [];
     for (const s of d.series) {
       const key = `${s.endpoint}|${s.statusClass}`;

@@ -82,6 +82,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
       onboarded: agg.onboardedEver(),
       byLifecycle: withoutZeros(agg.lifecycle()),
     },
+    ...(agg.onboarding.summary() ? { onboarding: agg.onboarding.summary()! } : {}),
     endpoints,
     overall,
     undelivered: und,
