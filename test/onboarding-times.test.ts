@@ -2,6 +2,7 @@
 // summary's onboarding section (median, p99, slowest, when the median and the last device got there).
 import { describe, expect, it } from 'vitest';
 import { OnboardingClock, OnboardingTimes } from '../src/fleet/onboarding-times.js';
+import { mergeableOnboarding, mergeOnboarding } from '../src/runner/onboarding-merge.js';
 
 describe('onboarding times', () => {
   it('sums two workers into percentiles of the time taken and the moments of the median and the last device', () => {
@@ -23,6 +24,28 @@ describe('onboarding times', () => {
     expect(s.lastAtMs).toBe(23_000);
     expect(s.medianAtMs).toBeGreaterThanOrEqual(1040);
     expect(s.medianAtMs).toBeLessThanOrEqual(1060);
+  });
+
+  it('merges shards: one shard gives its own figures, two add up with the later start shifting the last moment', () => {
+    const shard = (tookMs: number, n: number): OnboardingTimes => {
+      const c = new OnboardingClock(0);
+      for (let i = 0; i < n; i++) c.record(i, i + tookMs);
+      const t = new OnboardingTimes();
+      t.merge(c.take());
+      return t;
+    };
+    const a = shard(1000, 30);
+    const b = shard(4000, 10);
+    expect(mergeOnboarding([{ onboarding: mergeableOnboarding(a)!, startOffsetMs: 0 }])).toEqual(a.summary());
+    const m = mergeOnboarding([
+      { onboarding: mergeableOnboarding(a)!, startOffsetMs: 0 },
+      { onboarding: mergeableOnboarding(b)!, startOffsetMs: 500 },
+    ])!;
+    expect(m.devices).toBe(40);
+    expect(m.p50Ms).toBe(1000);
+    expect(m.maxMs).toBe(4000);
+    expect(m.lastAtMs).toBe(4009 + 500);
+    expect(mergeableOnboarding(new OnboardingTimes())).toBeUndefined();
   });
 
   it('has no summary before a device onboarded', () => {

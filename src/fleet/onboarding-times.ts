@@ -66,10 +66,10 @@ export interface OnboardingSummary {
 
 /** Main-thread side: the sum of every worker's deltas. */
 export class OnboardingTimes {
-  private readonly took: LatencyHistogram = newLatencyHistogram();
-  private readonly at: LatencyHistogram = newLatencyHistogram();
-  private lastAtMs = 0;
-  private maxTookMs = 0;
+  readonly took: LatencyHistogram = newLatencyHistogram();
+  readonly at: LatencyHistogram = newLatencyHistogram();
+  lastAtMs = 0;
+  maxTookMs = 0;
 
   merge(d: OnboardingDelta | undefined): void {
     if (!d) return;
@@ -80,16 +80,21 @@ export class OnboardingTimes {
   }
 
   summary(): OnboardingSummary | undefined {
-    if (this.took.totalCount === 0) return undefined;
-    const r = (x: number): number => Math.round(x);
-    return {
-      devices: this.took.totalCount,
-      p50Ms: r(percentileMs(this.took, 50)),
-      p90Ms: r(percentileMs(this.took, 90)),
-      p99Ms: r(percentileMs(this.took, 99)),
-      maxMs: r(this.maxTookMs),
-      medianAtMs: r(percentileMs(this.at, 50)),
-      lastAtMs: r(this.lastAtMs),
-    };
+    return onboardingSummaryOf(this.took, this.at, this.lastAtMs, this.maxTookMs);
   }
+}
+
+/** The summary section from the summed histograms and exact extremes (also what `evesim merge` uses). */
+export function onboardingSummaryOf(took: LatencyHistogram, at: LatencyHistogram, lastAtMs: number, maxTookMs: number): OnboardingSummary | undefined {
+  if (took.totalCount === 0) return undefined;
+  const r = (x: number): number => Math.round(x);
+  return {
+    devices: took.totalCount,
+    p50Ms: r(percentileMs(took, 50)),
+    p90Ms: r(percentileMs(took, 90)),
+    p99Ms: r(percentileMs(took, 99)),
+    maxMs: r(maxTookMs),
+    medianAtMs: r(percentileMs(at, 50)),
+    lastAtMs: r(lastAtMs),
+  };
 }

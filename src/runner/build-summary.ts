@@ -6,6 +6,7 @@ import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
 import type { DrainSummary, EndpointStats, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
 import { endpointStats } from './endpoint-stats.js';
+import { mergeableOnboarding } from './onboarding-merge.js';
 import { encodeHistograms, MERGEABLE_VERSION, type BasisGroup, type MergeableSection, type ShardOfFleet } from './mergeable-summary.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
 
@@ -115,6 +116,7 @@ function mergeableSection(i: SummaryInputs, rateSeconds: number): MergeableSecti
     durationMs: i.durationMs,
     rateSeconds,
     histograms: { ...encodeHistograms([...agg.endpoints].map(([k, e]) => [k, e.hist]), agg.all), byApi },
+    ...(mergeableOnboarding(agg.onboarding) ? { onboarding: mergeableOnboarding(agg.onboarding)! } : {}),
     // Plain copies: the summary must not change when the scenario object does.
     thresholds: JSON.parse(JSON.stringify(i.scenario.thresholds ?? [])) as ThresholdSpec[],
     groups: (i.scenario.groups ?? []).map((g) => ({
