@@ -71,7 +71,7 @@ export async function startStormController(stateDir: string, opts: { sink: boole
   };
 }
 
-/** utime + stime of a child from /proc/<pid>/stat, ms (Linux; 0 elsewhere). */
+/** utime + stime of a child from /proc/<pid>/stat, ms (Linux, USER_HZ 100; 0 elsewhere). */
 function processCpuMs(child: ChildProcess): number {
   try {
     const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
