@@ -70,6 +70,52 @@ describe('virtual device attestation (§5.3, §5.4)', () => {
     expect(r.device.attestationState).toBe(info.AttestationState.ATTESTATION_STATE_COMPLETE);
   });
 
+  it('a config 403 that comes while the first quote is in flight restarts attestation only after the quote is answered', async () => {
+    // The storm case: the first poll (sent with the nonce request, no token) is answered 403 only
+    // after the quote went out. EVE's attestation FSM handles the restart after the quote's answer,
+    // so the device gets its token and COMPLETE at once, and re-attests 15 s later; it does not
+    // drop the SUCCESS and wait 15 s for a token (which left the last devices of a storm trailing).
+    const box: { r?: Rig } = {};
+    const delayMs = (endpoint: string, body: Uint8Array | undefined): number => {
+      if (endpoint === 'config') return 30;
+      if (endpoint !== 'attest') return 0;
+      const t = Msg.ZAttestReq.decode(payloadOf(box.r!, { endpoint: 'attest', body } as never)).reqType;
+      return t === attest.ZAttestReqType.ATTEST_REQ_QUOTE ? 100 : 0;
+    };
+    const r = rig({
+      options: {
+        transport: {
+          request: async (req) => {
+            const d = delayMs(req.endpoint, req.body);
+            const t = box.r!.time;
+            if (d > 0) await new Promise<void>((resolve) => t.at(t.now() + d, () => resolve()));
+            return box.r!.controller.request(req);
+          },
+        },
+      },
+    });
+    box.r = r;
+    r.device.start();
+    await r.time.advance(1_000);
+    const seq = attestRequests(r).filter((x) => x.req.reqType !== attest.ZAttestReqType.ATTEST_REQ_CERT);
+    // Recorded when they reach the controller: the quote went out at 20 ms and arrives at 120 ms.
+    expect(seq.map((x) => [x.req.reqType, x.at - T0])).toEqual([
+      [attest.ZAttestReqType.ATTEST_REQ_NONCE, 0],
+      [attest.ZAttestReqType.ATTEST_REQ_QUOTE, 120],
+    ]);
+    expect(r.controller.of('config')[0]!.at - T0).toBe(30);
+    // The 403 (at 30 ms) came before the quote's answer (at 120 ms): the token is the device's all the same.
+    expect(r.device.stats().endpoints.config!.clientError).toBe(1);
+    expect(r.lifecycle).toContain('onboarded');
+    expect(Buffer.from(r.device.integrityToken!)).toEqual(Buffer.from(r.controller.token));
+    expect(r.device.attestationState).toBe(info.AttestationState.ATTESTATION_STATE_RESTART_WAIT);
+    // Then the restart: a new nonce 15 s after the quote's answer.
+    await r.time.advance(20_000);
+    const nonces = attestRequests(r).filter((x) => x.req.reqType === attest.ZAttestReqType.ATTEST_REQ_NONCE).map((x) => x.at - T0);
+    expect(nonces).toEqual([0, 15_120]);
+    expect(r.device.attestationState).toBe(info.AttestationState.ATTESTATION_STATE_COMPLETE);
+  });
+
   it('before any quote, a config 403 is only a failed fetch', async () => {
     const r = rig();
     // Quotes never answered: attestation never gets past ATTEST_WAIT, config keeps answering 403.

@@ -170,6 +170,21 @@ describe('real EVE vectors: controller → device responses', () => {
     expect(kindOf(() => openResponse(bytes, { ...controllerTrust, signingKey: deviceCert.publicKey }))).toBe('bad-signature');
   });
 
+  test('an answer verified once opens again, and its signature over another payload is still refused', () => {
+    const bytes = vec('proto/auth/AuthContainer-uuid-response.bin');
+    const first = openResponse(bytes, controllerTrust).payload;
+    // The second time the same bytes are a lookup (verified-signatures.ts) with the same result.
+    expect(Buffer.from(openResponse(bytes, controllerTrust).payload)).toEqual(Buffer.from(first));
+    const other = tamper(bytes, (c) => {
+      const p = new Uint8Array(c.protectedPayload!.payload!);
+      p[p.length - 1]! ^= 0x01;
+      c.protectedPayload = { payload: p };
+    });
+    expect(kindOf(() => openResponse(other, controllerTrust))).toBe('bad-signature');
+    // Nor does another key take the remembered result.
+    expect(kindOf(() => openResponse(bytes, { ...controllerTrust, signingKey: deviceCert.publicKey }))).toBe('bad-signature');
+  });
+
   test('AuthContainer-encrypted: decodes, carries cipher fields, and its signature is real', () => {
     const bytes = vec('proto/auth/AuthContainer-encrypted.bin');
     const opened = openUnverified(bytes);

@@ -65,6 +65,9 @@ export class VirtualDevice {
   private state: DeviceLifecycle = 'idle';
   private up = false;
   private onboarded = false;
+  /** While startServices runs: device info is published once at its end, not per step (each
+   *  publish would replace the one before in the queue unsent, so the wire is the same). */
+  private holdDeviceInfo = false;
   private bootTime: Millis = 0;
   private restartCounter = 0;
   private lastBootReason: info.BootReason = info.BootReason.BOOT_REASON_FIRST;
@@ -602,9 +605,14 @@ export class VirtualDevice {
 
   private startServices(now: Millis): void {
     this.setLifecycle('attesting');
-    this.attestation.start(now);
-    this.configFetcher.start(now);
-    this.metrics.start(now);
+    this.holdDeviceInfo = true;
+    try {
+      this.attestation.start(now);
+      this.configFetcher.start(now);
+      this.metrics.start(now);
+    } finally {
+      this.holdDeviceInfo = false;
+    }
     this.publishDeviceInfo(now);
     this.armDeviceInfo(now);
     this.logs.start(now);
@@ -666,7 +674,7 @@ export class VirtualDevice {
   }
 
   private publishDeviceInfo(now: Millis, state?: info.ZDeviceState): void {
-    if (this.uuid === '') return;
+    if (this.uuid === '' || this.holdDeviceInfo) return;
     const cs = this.configState;
     const msg = buildDeviceInfo(
       {

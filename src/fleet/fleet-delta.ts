@@ -135,6 +135,8 @@ export interface FleetDelta {
   pendingTimers: number;
   /** Local profile server figures of the worker (absent when no device uses an LPS or has a radio). */
   lps?: import('./lps-fleet.js').LpsWorkerFigures;
+  /** Devices onboarded (first time) since the last delta: how long they took (onboarding-times.ts). */
+  onboarding?: import('./onboarding-times.js').OnboardingDelta;
 }
 
 export const LIFECYCLES: readonly DeviceLifecycle[] = [

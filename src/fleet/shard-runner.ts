@@ -31,6 +31,7 @@ import { DeltaSender } from './delta-sender.js';
 import { actionTouchesDevice, groupOfAction, isDeviceSide } from './device-timeline.js';
 import { emptyLifecycleCounts, type FleetDelta } from './fleet-delta.js';
 import { FleetLayout } from './fleet-layout.js';
+import { OnboardingClock } from './onboarding-times.js';
 import { HeapScheduler } from './heap-scheduler.js';
 import { bytesPerDevice, settledMemory, writeHeapSnapshotIfAsked, type SettledMemory } from './memory-probe.js';
 import { warmAllCodecs } from '../protocol/proto-root.js';
@@ -101,6 +102,9 @@ export class ShardRunner {
   /** 1 once a local device has first reached 'onboarded' (the run's onboarded count). */
   private readonly everOnboarded: Uint8Array;
   private onboardedEver = 0;
+  /** Scheduled arrival of each local device (epoch ms), and how long each took to onboard. */
+  private readonly dueAt: Float64Array;
+  private onboardingClock: OnboardingClock | undefined;
   /** onboardedEver by the controller API of the device's group. */
   private readonly onboardedByApi: Partial<Record<'v1' | 'v2', number>> = {};
   private started = 0;
@@ -147,6 +151,7 @@ export class ShardRunner {
     this.devices = new Array(task.shard.count);
     this.lpsFleet = new LpsFleet(task.scenario, this.layout, this.clock, [this.recorder]);
     this.everOnboarded = new Uint8Array(task.shard.count);
+    this.dueAt = new Float64Array(task.shard.count);
     this.recorder.lifecycle.idle = task.shard.count;
     this.logSpill = task.stateDir !== undefined ? new LogSpillFile(task.stateDir, task.workerId) : undefined;
     this.faults = new ShardFaults(task.scenario, this.clock, task.workerId);
@@ -273,6 +278,7 @@ export class ShardRunner {
       (err) => this.recorder.onDeviceError(-1, 'delta', err),
     );
 
+    this.onboardingClock = new OnboardingClock(startAtMs);
     this.scheduleArrivals(startAtMs, transport);
     this.scheduleTimeline(startAtMs);
     this.faults.schedule(
@@ -522,6 +528,7 @@ export class ShardRunner {
       const device = this.deps.createDevice(opts);
       this.devices[local] = device;
       this.started++;
+      this.dueAt[local] = dueAt;
       device.start(dueAt);
     } catch (err) {
       this.recorder.onDeviceError(index, 'start', err);
@@ -540,6 +547,7 @@ export class ShardRunner {
     if (to === 'onboarded' && this.everOnboarded[local] === 0) {
       this.everOnboarded[local] = 1;
       this.onboardedEver++;
+      this.onboardingClock?.record(this.dueAt[local]!, this.clock.now());
       const api = this.layout.groups[this.layout.groupOf(this.indexOf(local))]!.api;
       this.onboardedByApi[api] = (this.onboardedByApi[api] ?? 0) + 1;
     }
@@ -617,6 +625,8 @@ export class ShardRunner {
     };
     const lps = this.lpsFleet.figures(this.devices, now);
     if (lps !== undefined) delta.lps = lps;
+    const onboarding = this.onboardingClock?.take();
+    if (onboarding) delta.onboarding = onboarding;
     this.lastDeltaAt = now;
     return delta;
   }

@@ -8,6 +8,7 @@ import { Msg } from './messages.js';
 import { bytesEqual } from './cert-hash.js';
 import { bytesOf } from './decoded-bytes.js';
 import { pemBlocks } from './pem.js';
+import { knownGood, rememberGood } from './verified-signatures.js';
 
 export type EnvelopeErrorKind =
   /** Body is empty or not an AuthContainer (Adam: 500; register: 400). */
@@ -192,8 +193,12 @@ export function openResponse(bytes: Uint8Array, trust: ResponseTrust): OpenedEnv
     throw new EnvelopeError('cert-miss', `senderCertHash ${Buffer.from(hash).toString('hex')} is not the controller signing certificate`);
   }
   const payload = payloadOf(c);
-  if (!verifyRaw(payload, bytesOf(c.signatureHash), trust.signingKey)) {
-    throw new EnvelopeError('bad-signature', `signature (${bytesOf(c.signatureHash).length} bytes) does not verify with the controller signing key`);
+  const signature = bytesOf(c.signatureHash);
+  if (!knownGood(payload, signature, trust.signingKey)) {
+    if (!verifyRaw(payload, signature, trust.signingKey)) {
+      throw new EnvelopeError('bad-signature', `signature (${signature.length} bytes) does not verify with the controller signing key`);
+    }
+    rememberGood(payload, signature, trust.signingKey);
   }
   return { payload, container: c };
 }

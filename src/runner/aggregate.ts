@@ -11,6 +11,7 @@ import { ApiBreakdown } from './api-v1/api-breakdown.js';
 import { FindingExamples } from './finding-examples.js';
 import { DrainFigures, foldDrain } from './drain-figures.js';
 import type { EndpointTotals } from './endpoint-totals.js';
+import { OnboardingTimes } from '../fleet/onboarding-times.js';
 
 export interface SeriesTotals {
   endpoint: EndpointKey;
@@ -66,6 +67,8 @@ export class FleetAggregate {
    *  totals below is the run's alone. */
   readonly drain = new DrainFigures();
   /** Every request and error, the drain's included (the progress view's rate). */
+  /** How long devices took to onboard (onboarding-times.ts). */
+  readonly onboarding = new OnboardingTimes();
   totalRequests = 0;
   totalErrors = 0;
   totalExpected = 0;
@@ -90,6 +93,7 @@ export class FleetAggregate {
   merge(d: FleetDelta): void {
     this.deltas++;
     this.byApi.merge(d);
+    this.onboarding.merge(d.onboarding);
     const merged: MergedSeries[] = [];
     for (const s of d.series) {
       const m = this.addToSeries(s);

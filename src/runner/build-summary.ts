@@ -6,6 +6,7 @@ import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
 import type { DrainSummary, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
 import { phaseEndpointTables } from './phase-endpoint-tables.js';
+import { mergeableOnboarding } from './onboarding-merge.js';
 import { encodeHistograms, MERGEABLE_VERSION, type BasisGroup, type MergeableSection, type ShardOfFleet } from './mergeable-summary.js';
 import type { ThresholdSpec } from '../scenario/scenario-types.js';
 
@@ -58,6 +59,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
       onboarded: agg.onboardedEver(),
       byLifecycle: withoutZeros(agg.lifecycle()),
     },
+    ...(agg.onboarding.summary() ? { onboarding: agg.onboarding.summary()! } : {}),
     endpoints,
     overall,
     undelivered: und,
@@ -94,6 +96,7 @@ function mergeableSection(i: SummaryInputs, rateSeconds: number): MergeableSecti
       byApi,
       ...(agg.drain.totalRequests > 0 ? { drain: encodeHistograms([...agg.drain.endpoints].map(([k, e]) => [k, e.hist]), agg.drain.all) } : {}),
     },
+    ...(mergeableOnboarding(agg.onboarding) ? { onboarding: mergeableOnboarding(agg.onboarding)! } : {}),
     // Plain copies: the summary must not change when the scenario object does.
     thresholds: JSON.parse(JSON.stringify(i.scenario.thresholds ?? [])) as ThresholdSpec[],
     groups: (i.scenario.groups ?? []).map((g) => ({

@@ -14,6 +14,7 @@
 // and CPU figures are the worst shard's. The time series: merge-series.ts (counts summed by time,
 // per-interval percentiles dropped); thresholds with a window are judged from it.
 
+import { mergeOnboarding } from './onboarding-merge.js';
 import { mergeFindingExamples } from './finding-examples.js';
 import { judgeSaturation } from './saturation-verdict.js';
 import { commandLatency } from './lps/lps-summary.js';
@@ -92,6 +93,9 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
     },
     generator: mergeGenerator(runs),
   };
+  const onboardingParts = ms.flatMap((m) => (m.onboarding ? [{ onboarding: m.onboarding, startOffsetMs: m.startedAtMs - start }] : []));
+  const onboarding = mergeOnboarding(onboardingParts);
+  if (onboarding) out.onboarding = onboarding;
   if (runs.some((r) => r.droppedByQuota)) out.droppedByQuota = { logs: sum(runs.map((r) => r.droppedByQuota?.logs ?? 0)) };
   if (runs.some((r) => r.expected)) out.expected = mergeExpected(runs);
   if (runs.some((r) => r.drain)) out.drain = mergeDrain(runs, ms.map((m) => m.histograms.drain), shards);

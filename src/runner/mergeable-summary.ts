@@ -32,6 +32,14 @@ export interface EncodedHistograms {
 /** The groups as the thresholds' per-device bases count them (threshold-basis.ts). */
 export type BasisGroup = Pick<GroupSpec, 'name' | 'count' | 'api' | 'tpmShare' | 'tampered'>;
 
+/** The onboarding times of a run (fleet/onboarding-times.ts): encoded histograms and exact extremes, ms. */
+export interface MergeableOnboarding {
+  took: string;
+  at: string;
+  lastAtMs: number;
+  maxTookMs: number;
+}
+
 export interface MergeableSection {
   version: number;
   identity: {
@@ -44,6 +52,8 @@ export interface MergeableSection {
     /** Absent: the process ran the whole fleet. */
     shard?: ShardOfFleet;
   };
+  /** Onboarding times (onboarding-merge.ts); absent when no device onboarded and in older summaries. */
+  onboarding?: MergeableOnboarding;
   /** Start (epoch ms) and measured run time, unrounded. */
   startedAtMs: number;
   durationMs: number;

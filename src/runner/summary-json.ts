@@ -97,6 +97,9 @@ export interface RunSummary {
     /** Devices in each lifecycle state at the end. */
     byLifecycle: Partial<Record<DeviceLifecycle, number>>;
   };
+  /** How long devices took from their scheduled arrival to 'onboarded', and when the median and
+   *  the last one got there (onboarding-times.ts); absent when none onboarded and in older summaries. */
+  onboarding?: import('../fleet/onboarding-times.js').OnboardingSummary;
   /** Keyed by EndpointKey; an endpoint with no requests may be absent (it counts as 0 requests). */
   endpoints: Record<string, EndpointStats>;
   /** All requests together; percentiles come from the merged histogram, not from averaging endpoints. */

@@ -85,6 +85,16 @@ export class Attestation {
   private readonly vault: VaultKey | undefined;
   private readonly timer: DeviceTimer;
   private readonly certTimer: DeviceTimer;
+  /** The exchange with the controller in flight (its sequence number), 0 when none. */
+  private exchanging = 0;
+  private exchangeSeq = 0;
+  /**
+   * Why a restart was asked for (config 403) while a quote or escrow exchange was in flight. EVE's
+   * attestation FSM handles one event at a time and makes its controller calls inside the
+   * handler, so such a restart takes effect once that exchange's answer has been handled: a quote
+   * answered SUCCESS still gives the device its token (and COMPLETE) before RESTART_WAIT.
+   */
+  private restartAfterExchange: string | undefined;
 
   constructor(private readonly host: AttestationHost) {
     this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.onTimer(dueAt)));
@@ -142,7 +152,13 @@ export class Attestation {
   restartAfterForbidden(now: Millis): boolean {
     if (this.quotesSent === 0) return false;
     if (this.state === A.ATTESTATION_STATE_RESTART_WAIT || this.state === A.ATTESTATION_STATE_NONCE_WAIT) return true;
-    this.restart(now, 'controller refused the integrity token (config 403)');
+    const why = 'controller refused the integrity token (config 403)';
+    const inExchange = this.state === A.ATTESTATION_STATE_ATTEST_WAIT || this.state === A.ATTESTATION_STATE_ATTEST_ESCROW_WAIT;
+    if (this.exchanging !== 0 && inExchange) {
+      this.restartAfterExchange ??= why;
+      return true;
+    }
+    this.restart(now, why);
     return true;
   }
 
@@ -157,6 +173,8 @@ export class Attestation {
     this.quotesSent = 0;
     this.certsPublished = false;
     this.lastError = undefined;
+    this.exchanging = 0;
+    this.restartAfterExchange = undefined;
   }
 
   /** Outcome of the certificate post (from the deferred queue). */
@@ -224,6 +242,7 @@ export class Attestation {
   }
 
   private restart(now: Millis, why: string): void {
+    this.restartAfterExchange = undefined;
     this.lastError = why;
     this.nonce = undefined;
     this.quoteReq = undefined;
@@ -253,7 +272,14 @@ export class Attestation {
   private async exchange(reqBytes: Uint8Array, dueAt: Millis, what: string): Promise<attest.ZAttestResponse | undefined> {
     const { sender, opts } = this.host;
     const gen = this.host.generation;
-    const answer = await sender.post('attest', v2Path('attest', this.host.uuid), reqBytes, dueAt);
+    const seq = ++this.exchangeSeq;
+    this.exchanging = seq;
+    let answer;
+    try {
+      answer = await sender.post('attest', v2Path('attest', this.host.uuid), reqBytes, dueAt);
+    } finally {
+      if (this.exchanging === seq) this.exchanging = 0;
+    }
     if (gen !== this.host.generation) return undefined;
     if (answer === undefined) {
       this.lastError = `${what}: no answer from the controller`;
@@ -310,8 +336,19 @@ export class Attestation {
     if (!reqBytes) return this.restart(this.host.opts.clock.now(), 'no quote to send');
     this.quotesSent++;
     const resp = await this.exchange(reqBytes, dueAt, 'ATTEST_REQ_QUOTE');
-    if (gen !== this.host.generation || this.state !== A.ATTESTATION_STATE_ATTEST_WAIT) return;
+    if (gen !== this.host.generation) return;
+    if (this.state !== A.ATTESTATION_STATE_ATTEST_WAIT) {
+      this.restartAfterExchange = undefined; // restarted meanwhile (TPM reset)
+      return;
+    }
     const now = this.host.opts.clock.now();
+    // A TPM device escrows its key first (the restart, if one was asked for, follows that answer).
+    if (this.onQuoteAnswer(resp, now)) return this.sendEscrow(now);
+    this.applyRestartAfterExchange(now);
+  }
+
+  /** The answer to a quote (undefined: none usable); true when the escrow step follows. */
+  private onQuoteAnswer(resp: attest.ZAttestResponse | undefined, now: Millis): boolean {
     const quoteResp = resp?.quoteResp;
     if (resp === undefined || resp.respType !== attest.ZAttestRespType.ATTEST_RESP_QUOTE_RESP || !quoteResp) {
       if (resp !== undefined) {
@@ -319,7 +356,7 @@ export class Attestation {
         this.lastError = 'quote response without quoteResp';
       }
       this.timer.at(now + ATTEST_RETRY_MS); // resend the quote with the same nonce
-      return;
+      return false;
     }
     switch (quoteResp.response ?? R.Z_ATTEST_RESPONSE_CODE_INVALID) {
       case R.Z_ATTEST_RESPONSE_CODE_SUCCESS:
@@ -332,20 +369,32 @@ export class Attestation {
         this.quoteReq = undefined;
         if (!this.vault) {
           this.setState(A.ATTESTATION_STATE_COMPLETE, now); // no TPM: escrow skipped
-          return;
+          return false;
         }
         this.setState(A.ATTESTATION_STATE_ATTEST_ESCROW_WAIT, now);
-        return this.sendEscrow(now);
+        return true;
       case R.Z_ATTEST_RESPONSE_CODE_NONCE_MISMATCH:
-        return this.restart(now, 'quote refused: nonce mismatch');
+        this.restart(now, 'quote refused: nonce mismatch');
+        return false;
       case R.Z_ATTEST_RESPONSE_CODE_NO_CERT_FOUND:
-        return this.restart(now, 'quote refused: no attestation certificate found');
+        this.restart(now, 'quote refused: no attestation certificate found');
+        return false;
       case R.Z_ATTEST_RESPONSE_CODE_QUOTE_FAILED:
-        return this.restart(now, 'quote refused: quote failed verification');
+        this.restart(now, 'quote refused: quote failed verification');
+        return false;
       default:
         this.lastError = `quote answered with response code ${quoteResp.response ?? 0}`;
         this.timer.at(now + ATTEST_RETRY_MS); // INVALID/unknown: same nonce again in 15 s
+        return false;
     }
+  }
+
+  /** A restart asked for during the exchange just handled (restartAfterExchange): now. */
+  private applyRestartAfterExchange(now: Millis): boolean {
+    const why = this.restartAfterExchange;
+    if (why === undefined) return false;
+    this.restart(now, why);
+    return true;
   }
 
   /** EVE hands VSK keys from a SUCCESS answer to its vault: they must be the key this device escrowed. */
@@ -363,8 +412,17 @@ export class Attestation {
     const storage_keys: attest.AttestStorageKeys = { integrity_token: this.token ?? new Uint8Array(0), keys: this.vault!.escrowKeys() };
     const req = Msg.ZAttestReq.encode({ reqType: attest.ZAttestReqType.Z_ATTEST_REQ_TYPE_STORE_KEYS, storage_keys });
     const resp = await this.exchange(req, dueAt, 'STORE_KEYS');
-    if (gen !== this.host.generation || this.state !== A.ATTESTATION_STATE_ATTEST_ESCROW_WAIT) return;
+    if (gen !== this.host.generation) return;
+    if (this.state !== A.ATTESTATION_STATE_ATTEST_ESCROW_WAIT) {
+      this.restartAfterExchange = undefined;
+      return;
+    }
     const now = this.host.opts.clock.now();
+    this.onEscrowAnswer(resp, now);
+    this.applyRestartAfterExchange(now);
+  }
+
+  private onEscrowAnswer(resp: attest.ZAttestResponse | undefined, now: Millis): void {
     const code = resp?.respType === attest.ZAttestRespType.Z_ATTEST_RESP_TYPE_STORE_KEYS ? resp.storage_keys_resp?.response : undefined;
     if (code === KeysCode.ATTEST_STORAGE_KEYS_RESPONSE_CODE_SUCCESS) {
       this.lastError = undefined;
