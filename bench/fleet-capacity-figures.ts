@@ -63,9 +63,12 @@ export type SteadyWindow = { window: Window; onboardedAtMs: number } | { none: s
 /**
  * The steady-state window: from the end of the first interval at which every device was onboarded,
  * plus `settleMs`, to the end of the run phase, on interval boundaries so requests can be counted
- * exactly. None when the fleet never fully onboarded or the window would be shorter than `minMs`.
+ * exactly. `lastSampleMs` (ms since the start) is the last instant the process was read alive: the
+ * run phase ends shortly before the process exits, so the window ends at the last interval boundary
+ * the samples reach (at most one sampling period early). None when the fleet never fully onboarded
+ * or the window would be shorter than `minMs`.
  */
-export function steadyWindow(intervals: readonly RunInterval[], devices: number, settleMs: number, minMs: number): SteadyWindow {
+export function steadyWindow(intervals: readonly RunInterval[], devices: number, settleMs: number, minMs: number, lastSampleMs = Infinity): SteadyWindow {
   const run = intervals.filter((i) => i.phase === 'run');
   if (run.length === 0) return { none: 'the summary has no run-phase intervals' };
   const full = run.find((i) => (i.devices.onboarded ?? 0) >= devices);
@@ -75,9 +78,10 @@ export function steadyWindow(intervals: readonly RunInterval[], devices: number,
   }
   const onboardedAtMs = full.tMs + full.durationMs;
   const from = run.find((i) => i.tMs >= onboardedAtMs + settleMs);
-  const last = run[run.length - 1]!;
-  const toMs = last.tMs + last.durationMs;
+  const ends = run.map((i) => i.tMs + i.durationMs).filter((t) => t <= lastSampleMs);
+  const toMs = ends.length ? Math.max(...ends) : 0;
   if (!from || toMs - from.tMs < minMs) {
+    if (toMs === 0) return { none: 'no sample of the process falls after the first interval' };
     return { none: `every device was onboarded at ${(onboardedAtMs / 1000).toFixed(0)} s: with ${(settleMs / 1000).toFixed(0)} s to settle, less than ${(minMs / 1000).toFixed(0)} s of steady state is left before the end at ${(toMs / 1000).toFixed(0)} s (give a longer --duration or a shorter --arrival-over)` };
   }
   return { window: { fromMs: from.tMs, toMs }, onboardedAtMs };

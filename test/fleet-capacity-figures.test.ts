@@ -88,6 +88,12 @@ describe('the steady-state window', () => {
     expect(steadyWindow(s, 10, 1500, 5000)).toMatchObject({ window: { fromMs: 6000 } });
   });
 
+  it('ends at the last interval boundary the process samples reach, when the process exited before the next sample', () => {
+    expect(steadyWindow(s, 10, 2000, 5000, 38_700)).toMatchObject({ window: { fromMs: 6000, toMs: 38_000 } });
+    expect(steadyWindow(s, 10, 2000, 5000, 40_000)).toMatchObject({ window: { fromMs: 6000, toMs: 40_000 } });
+    expect(steadyWindow(s, 10, 2000, 5000, 500)).toEqual({ none: 'no sample of the process falls after the first interval' });
+  });
+
   it('has none when the fleet never onboarded or too little is left', () => {
     expect(steadyWindow(s, 11, 0, 1000)).toEqual({ none: 'the fleet never had all 11 devices onboarded at once (at most 10)' });
     expect(steadyWindow(s, 10, 2000, 35_000)).toMatchObject({ none: expect.stringContaining('less than 35 s of steady state is left before the end at 40 s') });

@@ -65,5 +65,7 @@ describe('generator thresholds in a real run', () => {
     expect(fromSeries.length).toBeGreaterThan(0);
     expect(s.thresholds[4]!.actual).toBeCloseTo(Math.max(...fromSeries), 0);
     expect(r.stdout).toMatch(/✗ memory\.rss < 1MiB\s+\d+\.\d MiB/);
+    // The report's generator line shows the peak the memory thresholds were judged on.
+    expect(r.stdout).toContain(`RSS peak ${(peak / 2 ** 20).toFixed(1)} MiB`);
   }, 120_000);
 });
