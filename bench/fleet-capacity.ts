@@ -73,6 +73,15 @@ const verifySample = stringArg('verify-sample', '1%');
 const dir = resolve(stringArg('dir', mkdtempSync(join(os.tmpdir(), 'evesim-capacity-'))));
 mkdirSync(dir, { recursive: true });
 if (!(factor > 1)) throw new Error(`--factor must be above 1, got ${factor}`);
+/** The child processes running now, ended with the bench on Ctrl-C or SIGTERM. */
+const children = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const c of children) c.kill('SIGTERM');
+    console.error(`\nfleet-capacity: ${signal}: stopped the generator and the controller; what was measured is in ${dir}`);
+    process.exit(130);
+  });
+}
 const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
 interface SizeResult {
@@ -154,6 +163,7 @@ async function startController(): Promise<Controller> {
   const [port, v1Port, adminPort] = await freePorts(3);
   const args = [cli, 'controller', '--sink', '--verify-sample', verifySample, '--port', String(port), '--v1-port', String(v1Port), '--admin-port', String(adminPort), '--state-dir', join(dir, 'controller')];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -190,6 +200,8 @@ async function runSize(ctl: Controller, devices: number): Promise<SizeResult> {
   const log = openSync(join(dir, `run-${devices}.log`), 'w');
   console.log(`\n${devices} devices: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${devices}.log`)})`);
   const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
+  children.add(gen);
+  gen.once('exit', () => children.delete(gen));
   const s = sampler([gen.pid!, ctl.child.pid!]);
   const exitCode = await new Promise<number | null>((res) => gen.once('exit', (code) => res(code)));
   s.stop();
@@ -286,7 +298,8 @@ try {
       best === undefined
         ? `\nfind-max: no fleet size held worker loop lag p99 under ${lagLimitMs} ms in its steady window (smallest tried ${Math.min(...steps.map((s) => s.devices))})`
         : `\nfind-max: the largest fleet with worker loop lag p99 under ${lagLimitMs} ms in every 1 s interval of its steady window: ${best} devices ` +
-            `(tried ${steps.map((s) => `${s.devices}${s.ok ? '✓' : '✗'}`).join(', ')})`,
+            `(tried ${steps.map((s) => `${s.devices}${s.ok ? '✓' : '✗'}`).join(', ')})` +
+            (best === maxDevices ? `; that is the --max-devices limit, so the machine may carry more` : ''),
     );
   }
   printTable(results);
