@@ -170,7 +170,7 @@ function processSummary(p: ShardPlan): RunSummary {
     devicesByApi: { v1, v2: p.devices.length - v1 },
     aggregate: agg,
     undelivered: { info: p.devices.length, logs: 2 },
-    generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 3 }, { worker: 1, eventLoopLagP99Ms: 4 }], mainEventLoopLagP99Ms: p.devices.length, cpuPercent: 10 },
+    generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 3 }, { worker: 1, eventLoopLagP99Ms: 4 }], mainEventLoopLagP99Ms: p.devices.length, cpuPercent: 10, rssPeakBytes: p.devices.length * 2 ** 20 },
   });
   const results = evaluateThresholds(thresholds, measured);
   return JSON.parse(summaryToJson({ ...measured, thresholds: results, exitCode: noThresholdFailed(results) ? 0 : 1 })) as RunSummary;
@@ -327,6 +327,8 @@ describe('merge of shard summaries', () => {
     expect(summary.endpoints.config!.rate).toBe(config.length / 61);
     expect(summary.generator.workers.map((w) => w.worker)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(summary.generator.mainEventLoopLagP99Ms).toBe(14);
+    // Each shard a process of its own: the peaks add up (1 MiB per device in these summaries).
+    expect(summary.generator.rssPeakBytes).toBe(DEVICES * 2 ** 20);
   });
 
   it('judges per-device thresholds on the merged fleet, with the groups of the whole fleet or of each shard', () => {

@@ -49,6 +49,23 @@ describe('shipped scenarios', () => {
     expect(s.arrival.ratePerSec).toBeCloseTo(10_000 / 180, 6); // arriving over 3 minutes
   });
 
+  it('fleet-100k.yaml: 100,000 devices for 10 minutes on default timers with apps, generator loop lag judged after the arrival, memory bounds', () => {
+    const s = loadScenario('scenarios/fleet-100k.yaml');
+    expect(totalDevices(s)).toBe(100_000);
+    expect(s.durationMs).toBe(600_000);
+    expect(s.warnings).toBeUndefined();
+    expect(s.groups.every((g) => Object.keys(g.configItems).length === 0 && g.apps.length > 0)).toBe(true);
+    const arrivalEndMs = (100_000 / s.arrival.ratePerSec!) * 1000;
+    expect(arrivalEndMs).toBeLessThanOrEqual(s.durationMs / 2);
+    const lag = s.thresholds.find((t) => t.subject === 'loop_lag')!;
+    expect(lag).toMatchObject({ stat: 'p99', op: '<', value: 100 });
+    // Judged from after the last arrival, leaving steady state in the window.
+    expect(lag.window!.fromMs).toBeGreaterThan(arrivalEndMs);
+    expect(lag.window!.fromMs).toBeLessThanOrEqual(s.durationMs - 180_000);
+    expect(s.thresholds.filter((t) => t.subject === 'memory').map((t) => t.stat).sort()).toEqual(['rss', 'rss_per_device']);
+    expect(s.thresholds.map((t) => t.source)).toEqual(expect.arrayContaining(['onboarded.ratio == 1', 'errors.rate < 0.1%']));
+  });
+
   it('controller-outage.yaml: 2,000 devices lose the controller for 60 s, thresholds on recovery', () => {
     const s = loadScenario('scenarios/controller-outage.yaml');
     expect(totalDevices(s)).toBe(2000);

@@ -107,7 +107,7 @@ describe('shipped scenarios keep consistent threshold bounds under --devices', (
   const files = readdirSync('scenarios').filter((f) => f.endsWith('.yaml')).sort();
 
   it('finds the shipped scenarios (every scenarios/*.yaml is checked below)', () => {
-    expect(files).toEqual(expect.arrayContaining(['attestation.yaml', 'controller-outage.yaml', 'flaky-network.yaml', 'lps-site.yaml', 'mixed-v1-v2.yaml', 'onboarding-storm.yaml', 'smoke.yaml', 'steady-state.yaml']));
+    expect(files).toEqual(expect.arrayContaining(['attestation.yaml', 'controller-outage.yaml', 'flaky-network.yaml', 'fleet-100k.yaml', 'lps-site.yaml', 'mixed-v1-v2.yaml', 'onboarding-storm.yaml', 'smoke.yaml', 'steady-state.yaml']));
   });
 
   for (const file of files) {

@@ -76,7 +76,7 @@ describe('threshold windows: parsing', () => {
     expect(() => parseThreshold('config.p99 < 200ms after soon')).toThrow('"config.p99 < 200ms after soon": window: "soon" is not a duration such as 500ms, 90s, 2m or 1h30m');
     expect(() => parseThreshold('config.p99 < 200ms during 3m..1m')).toThrow('the window "during 3m..1m" must end after it starts');
     expect(() => parseThreshold('config.p99 < 200ms during 3m')).toThrow('a window is written "during FROM..TO", e.g. "during 1m..3m"');
-    expect(() => parseThreshold('onboarded.ratio == 1 after 1m')).toThrow('only request figures (an endpoint, all), errors and findings can be judged over a window; "onboarded" is known only for the whole run');
+    expect(() => parseThreshold('onboarded.ratio == 1 after 1m')).toThrow('only request figures (an endpoint, all), errors, findings and loop_lag can be judged over a window; "onboarded" is known only for the whole run');
     expect(() => parseThreshold('config{api:v1}.p99 < 1s after 1m')).toThrow('cannot also name an API');
   });
 
@@ -100,7 +100,7 @@ describe('threshold windows: parsing', () => {
       'x.yaml:6:5: thresholds[0]: "config.p99 < 200ms after 2 minutes": a window is written "after DURATION", e.g. "after 2m"',
       'x.yaml:7:72: thresholds[1].delayAbortEval: "soon" is not a duration such as 500ms, 90s, 2m or 1h30m',
       'x.yaml:8:53: thresholds[2].delayAbortEval: delays the abort judgement of abortOnFail: set abortOnFail: true as well, or remove it',
-      'x.yaml:9:53: thresholds[3].abortOnFail: "onboarded.ratio == 1": abortOnFail needs a figure measured while the run goes: an endpoint, all, errors or findings ("onboarded" is known only at the end)',
+      'x.yaml:9:53: thresholds[3].abortOnFail: "onboarded.ratio == 1": abortOnFail needs a figure measured while the run goes: an endpoint, all, errors, findings or loop_lag ("onboarded" is known only at the end)',
       'x.yaml:10:50: thresholds[4].abortOnFail: must be true or false (got "yes")',
     ]);
   });

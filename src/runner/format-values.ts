@@ -15,7 +15,17 @@ export function formatThresholdValue(kind: ThresholdValueKind, v: number): strin
       return `${trimNumber(v, 2)}/s`;
     case 'fraction':
       return `${trimNumber(v * 100, 3)}%`;
+    case 'bytes':
+      return formatBytes(v);
   }
+}
+
+/** 812 B, 23.4 KiB, 512.0 MiB, 1.85 GiB. */
+export function formatBytes(v: number): string {
+  if (v >= 2 ** 30) return `${(v / 2 ** 30).toFixed(2)} GiB`;
+  if (v >= 2 ** 20) return `${(v / 2 ** 20).toFixed(1)} MiB`;
+  if (v >= 2 ** 10) return `${(v / 2 ** 10).toFixed(1)} KiB`;
+  return `${Math.round(v)} B`;
 }
 
 export function formatMs(v: number): string {

@@ -233,7 +233,15 @@ function mergeGenerator(runs: readonly RunSummary[]): MeasuredRun['generator'] {
     workers,
     mainEventLoopLagP99Ms: Math.max(0, ...runs.map((r) => r.generator?.mainEventLoopLagP99Ms ?? 0)),
     cpuPercent: Math.max(0, ...runs.map((r) => r.generator?.cpuPercent ?? 0)),
+    ...mergedRssPeak(runs),
   };
+}
+
+/** Each shard is a process of its own: the fleet's generators together held at most the sum of
+ *  their peaks (memory.rss_per_device divides it by the merged devices). Absent when a shard lacks one. */
+function mergedRssPeak(runs: readonly RunSummary[]): { rssPeakBytes?: number } {
+  const peaks = runs.map((r) => r.generator?.rssPeakBytes);
+  return peaks.every((p): p is number => p !== undefined) ? { rssPeakBytes: peaks.reduce((a, b) => a + b, 0) } : {};
 }
 
 function mergeLps(runs: readonly ShardSummary['summary'][]): LpsRunSummary {

@@ -4,7 +4,7 @@
 import { registerConflictLine } from './register-conflicts.js';
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
-import { formatMs } from './format-values.js';
+import { formatBytes, formatMs } from './format-values.js';
 import { drainTableLines } from './drain-table.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
 import { findingKindLines } from './finding-report.js';
@@ -220,7 +220,8 @@ function generatorLine(s: RunSummary): string {
   const maxLag = g.workers.length > 0 ? Math.max(...g.workers.map((w) => w.eventLoopLagP99Ms)) : 0;
   return (
     `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms ` +
-    `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%`
+    `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%` +
+    (g.rssPeakBytes !== undefined ? `, RSS peak ${formatBytes(g.rssPeakBytes)}` : '')
   );
 }
 

@@ -76,6 +76,9 @@ export interface GeneratorHealth {
   mainEventLoopLagP99Ms: number;
   /** Process CPU time ÷ (wall time × cores) × 100: 100 means every core was busy all run. */
   cpuPercent: number;
+  /** Peak RSS of the generator process (all threads), sampled each second over the run and the
+   *  drain (rss-peak.ts), bytes; absent from older summaries. */
+  rssPeakBytes?: number;
 }
 
 export interface RunSummary {

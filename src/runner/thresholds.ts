@@ -17,6 +17,7 @@ import type { ThresholdMeasure } from './threshold-measure.js';
 import { formatThresholdValue } from './format-values.js';
 import type { WindowMeasures } from './series/threshold-windows.js';
 import { UNFINISHED_SUFFIX } from '../scenario/unfinished-thresholds.js';
+import { measureGeneratorThreshold } from './generator-threshold-measure.js';
 
 export { parseThreshold, thresholdValueKind, type ThresholdValueKind };
 
@@ -105,6 +106,8 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
   }
   if (subject === 'all' || ENDPOINT_SUBJECTS.has(subject)) return measureRequests(subject, stat, run);
   if (subject.startsWith(DRAIN_PREFIX)) return measureDrainRequests(subject.slice(DRAIN_PREFIX.length), stat, run);
+  const generator = measureGeneratorThreshold(subject, stat, run);
+  if (generator) return generator;
   if (stat === 'count' && subject.endsWith(UNFINISHED_SUFFIX)) {
     const endpoint = subject.slice(0, -UNFINISHED_SUFFIX.length);
     if (ENDPOINT_SUBJECTS.has(endpoint)) return { value: endpointStats(run, endpoint).unfinished ?? 0 };

@@ -8,6 +8,8 @@
 //   register.count >= 1 per device    onboarded.count >= 90% of devices  (scale with --devices,
 //                                     threshold-basis.ts)
 //   config.p99 < 200ms after 2m    errors.count == 0 during 1m..3m  (a window, threshold-window.ts)
+//   loop_lag.p99 < 100ms    memory.rss < 2GiB    memory.rss_per_device < 24KiB  (the generator itself,
+//                                     generator-thresholds.ts)
 // In a scenario file an entry is the expression, or `{ threshold: <expression>, required: true }`
 // for one that must fail rather than be "not checked" when the target cannot provide its figures,
 // or `{ threshold: …, abortOnFail: true, delayAbortEval: 30s }` for one that ends the run early.
@@ -22,6 +24,8 @@ import { checkApiTaggable, splitApiTag } from './api-v1/api-thresholds.js';
 import { REQUEST_STATS } from './request-threshold-stats.js';
 import { UNFINISHED_THRESHOLD_SUBJECTS } from './unfinished-thresholds.js';
 import { DRAIN_THRESHOLD_SUBJECTS } from './drain-thresholds.js';
+import { GENERATOR_THRESHOLD_SUBJECTS } from './generator-thresholds.js';
+import { parseBytes } from './parse-bytes.js';
 import { splitPerDevice } from './threshold-basis.js';
 import { isSeriesSubject, splitWindow } from './threshold-window.js';
 import type { ThresholdValueKind } from './threshold-kinds.js';
@@ -42,6 +46,8 @@ export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string,
   ...UNFINISHED_THRESHOLD_SUBJECTS,
   /** The graceful stop's requests, apart from the run's: drain.newlogs.p99, drain.all.count. */
   ...DRAIN_THRESHOLD_SUBJECTS,
+  /** The generator's own health: loop_lag.p99, memory.rss, memory.rss_per_device (generator-thresholds.ts). */
+  ...GENERATOR_THRESHOLD_SUBJECTS,
   /** The capabilities' subjects: attestation.QUOTE_FAILED, lps.radio.p99, lps_command.p99, ... (capabilities.ts). */
   ...Object.assign({}, ...SCENARIO_CAPABILITIES.map((c) => c.thresholdSubjects ?? {})),
 };
@@ -70,7 +76,7 @@ export function parseThreshold(source: string): ThresholdSpec {
   if (!stats) {
     throw new Error(
       `unknown threshold subject "${subject}"${didYouMean(subject, Object.keys(THRESHOLD_SUBJECTS))}; ` +
-        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), an LPS endpoint (lps.radio, ...), all, errors, expected, unfinished, onboarded, devices, undelivered, findings, attestation, attestation_devices, lps_command or lps_token`,
+        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), an LPS endpoint (lps.radio, ...), all, errors, expected, unfinished, onboarded, devices, undelivered, findings, loop_lag, memory, attestation, attestation_devices, lps_command or lps_token`,
     );
   }
   const kind = stats[stat];
@@ -108,7 +114,7 @@ export function parseThreshold(source: string): ThresholdSpec {
 /** Only what the series records interval by interval can be judged over a window or while the run goes. */
 function checkWindowable(subject: string, api: string | undefined, source: string): void {
   if (!isSeriesSubject(subject)) {
-    throw new Error(`"${source}": only request figures (an endpoint, all), errors and findings can be judged over a window; "${subject}" is known only for the whole run`);
+    throw new Error(`"${source}": only request figures (an endpoint, all), errors, findings and loop_lag can be judged over a window; "${subject}" is known only for the whole run`);
   }
   if (api) throw new Error(`"${source}": a threshold with a window cannot also name an API ({api:…}): the series is not split by API`);
 }
@@ -131,7 +137,7 @@ export function parseThresholdEntry(entry: ThresholdEntry): ThresholdSpec {
 /** abortOnFail is judged from the series while the run goes: the same subjects as a window. */
 export function checkAbortable(spec: Pick<ThresholdSpec, 'subject' | 'api' | 'source'>): void {
   if (!isSeriesSubject(spec.subject)) {
-    throw new Error(`"${spec.source}": abortOnFail needs a figure measured while the run goes: an endpoint, all, errors or findings ("${spec.subject}" is known only at the end)`);
+    throw new Error(`"${spec.source}": abortOnFail needs a figure measured while the run goes: an endpoint, all, errors, findings or loop_lag ("${spec.subject}" is known only at the end)`);
   }
   if (spec.api) throw new Error(`"${spec.source}": abortOnFail cannot be combined with an API tag ({api:…}): the series is not split by API`);
 }
@@ -141,6 +147,7 @@ const KIND_WORDS: Record<ThresholdValueKind, string> = {
   count: 'a count',
   'per-second': 'a rate',
   fraction: 'a fraction',
+  bytes: 'a size',
 };
 
 function parseThresholdValue(text: string, kind: ThresholdValueKind, what: string): number {
@@ -165,6 +172,12 @@ function parseThresholdValue(text: string, kind: ThresholdValueKind, what: strin
       }
       return n;
     }
+    case 'bytes':
+      try {
+        return parseBytes(text);
+      } catch (e) {
+        throw new Error(`${what} is a size: ${(e as Error).message}`);
+      }
     case 'fraction': {
       const pct = /^(\d+(?:\.\d+)?)\s*%$/.exec(text);
       const n = pct ? Number(pct[1]) / 100 : plainNumber(text);

@@ -3,4 +3,4 @@
 // those tables through the registry, so the kind cannot live in the grammar without a cycle.
 
 /** What a threshold's number measures, which decides how its value is written and shown. */
-export type ThresholdValueKind = 'latency-ms' | 'count' | 'per-second' | 'fraction';
+export type ThresholdValueKind = 'latency-ms' | 'count' | 'per-second' | 'fraction' | 'bytes';

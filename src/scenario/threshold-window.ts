@@ -2,7 +2,7 @@
 // that start at or after 2 m; `… during 1m..3m` those that start from 1 m up to (not including)
 // 3 m. The run's series (src/runner/series/) measures them from its per-interval figures, merging
 // histograms rather than averaging percentiles. Only what the series records interval by interval
-// can have a window: requests (endpoints and all), errors and findings.
+// can have a window: requests (endpoints and all), errors, findings and the workers' loop lag.
 
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import { parseDuration } from './parse-duration.js';
@@ -37,9 +37,9 @@ function windowDuration(text: string, source: string): number {
   }
 }
 
-/** Subjects the series measures interval by interval (endpoint keys, lps.* endpoints, all, errors, findings). */
+/** Subjects the series measures interval by interval (endpoint keys, lps.* endpoints, all, errors, findings, the workers' loop lag). */
 export function isSeriesSubject(subject: string): boolean {
-  return subject === 'all' || subject === 'errors' || subject === 'findings' || subject.startsWith('lps.') || (ENDPOINT_KEYS as readonly string[]).includes(subject);
+  return subject === 'all' || subject === 'loop_lag' || subject === 'errors' || subject === 'findings' || subject.startsWith('lps.') || (ENDPOINT_KEYS as readonly string[]).includes(subject);
 }
 
 export function describeWindow(w: ThresholdWindow): string {

@@ -11,6 +11,7 @@ import type { RunningCapability } from '../run-capability.js';
 import type { RunPhaseEnd } from './run-phase-end.js';
 import type { SeriesRun } from '../series/series-run.js';
 import type { WorkerFigures } from './worker-results.js';
+import type { RssPeak } from '../rss-peak.js';
 
 /** start-servers: the target and what serves the run. */
 export interface Servers {
@@ -49,6 +50,8 @@ export interface Started {
   stopInterruptHandler: () => void;
   /** The run's time series (series/series-run.ts). */
   series: SeriesRun;
+  /** The generator process's peak RSS, sampled from the start instant (rss-peak.ts). */
+  rss: RssPeak;
 }
 
 /** drain: the workers' figures, once they have stopped. */

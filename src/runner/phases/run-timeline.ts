@@ -17,6 +17,7 @@ import { RunPhaseEnd } from './run-phase-end.js';
 import { reason, type Print, type RunContext } from './run-context.js';
 import { broadcast } from './start-workers.js';
 import { startSeries } from '../series/series-run.js';
+import { RssPeak } from '../rss-peak.js';
 
 /** Lead time between the workers' 'go' and the start, so every worker gets the message first. */
 const GO_LEAD_MS = 250;
@@ -84,7 +85,9 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   cleanups.add(stopInterruptHandler);
   const mainLoopSampler = setInterval(() => mainLoop.sample(), 1000);
   cleanups.add(() => clearInterval(mainLoopSampler));
-  return { startAtMs, cpuStart, mainLoop, runPhase, stopInterruptHandler, series };
+  const rss = new RssPeak();
+  cleanups.add(() => void rss.stop());
+  return { startAtMs, cpuStart, mainLoop, runPhase, stopInterruptHandler, series, rss };
 }
 
 function scheduleControllerTimeline(

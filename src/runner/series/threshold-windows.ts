@@ -4,7 +4,8 @@
 // are added up, so a window's p99 is the p99 of its requests (histograms merged, never percentiles
 // averaged). The drain is outside every window: a window is a part of the run phase.
 // `evesim merge` feeds the merged series' intervals, which carry no histograms: counts, rates,
-// errors and findings are exact there, latency percentiles cannot be checked.
+// errors and findings are exact there, latency percentiles cannot be checked. The workers' loop lag
+// over a window is the worst worker's worst interval p99.
 
 import type { SparseHistogram } from '../../fleet/latency-histogram.js';
 import { describeWindow } from '../../scenario/threshold-window.js';
@@ -25,6 +26,8 @@ interface Tally {
   requests: Map<string, number>;
   errors: Map<string, number>;
   findings: number;
+  /** The worst worker's worst per-interval event-loop lag p99, ms; undefined while no interval had worker figures. */
+  loopP99Ms: number | undefined;
   /** Absent when fed without histograms (a merged series). */
   hists: Map<string, SparseHistogram> | undefined;
 }
@@ -46,7 +49,7 @@ export class ThresholdWindows implements WindowMeasures {
       const w = windowOf(s);
       const key = windowKey(w);
       if (!this.tallies.has(key)) {
-        this.tallies.set(key, { window: w, seconds: 0, requests: new Map(), errors: new Map(), findings: 0, hists: withHistograms ? new Map() : undefined });
+        this.tallies.set(key, { window: w, seconds: 0, requests: new Map(), errors: new Map(), findings: 0, loopP99Ms: undefined, hists: withHistograms ? new Map() : undefined });
       }
     }
   }
@@ -66,6 +69,7 @@ export class ThresholdWindows implements WindowMeasures {
         if (t.hists) t.hists.set(k, sumSparse(t.hists.get(k) ?? emptySparse(), e.hist));
       }
       t.findings += Object.values(f.findings).reduce((a, b) => a + b, 0);
+      for (const w of f.workers.values()) t.loopP99Ms = Math.max(t.loopP99Ms ?? 0, w.loopP99Ms);
     }
   }
 
@@ -78,6 +82,7 @@ export class ThresholdWindows implements WindowMeasures {
         add(t.errors, k, e.errors);
       }
       t.findings += Object.values(i.findings).reduce((a, b) => a + b, 0);
+      for (const w of i.workers) t.loopP99Ms = Math.max(t.loopP99Ms ?? 0, w.loopP99Ms);
     }
   }
 
@@ -98,6 +103,10 @@ export class ThresholdWindows implements WindowMeasures {
       }
       case 'findings.count':
         return { value: t.findings };
+      // The series keeps each worker's p99 per interval, not its lag histogram, so a window's p99 is
+      // bounded from above by its worst interval (as merging intervals does, interval-figures.ts).
+      case 'loop_lag.p99':
+        return t.loopP99Ms === undefined ? { cannot: `no worker reported its event-loop lag in ${where}` } : { value: t.loopP99Ms };
     }
     const count = subject === 'all' ? total(t.requests) : (t.requests.get(subject) ?? 0);
     switch (stat) {

@@ -1,0 +1,310 @@
+// Fleet-capacity benchmark: what the generator itself costs per device at EVE's default timers, and
+// the largest fleet this machine carries with worker event-loop lag p99 under 100 ms.
+//
+//   npm run build && node dist/bench/fleet-capacity.js [--sizes 2000,5000,10000] [--duration 7m]
+//   node dist/bench/fleet-capacity.js --find-max [--sizes 10000] [--lag-limit 100ms]
+//
+// The controller is `evesim controller --sink` in a child process (its own state directory and
+// free ports, so it neither shares the generator's CPU figures nor a port with another controller);
+// each fleet size is one `evesim run --controller … --controller-admin …` in another child process,
+// so the scenario's groups and apps reach the controller as in an embedded run. The generator's CPU
+// (utime + stime, every thread) and RSS are read from /proc/<pid> every few seconds; the figures are
+// taken over the steady-state window only: from when every device is onboarded plus a settling
+// margin, to the end of the run phase (onboarding and the drain left out; fleet-capacity-figures.ts
+// has the sums). Identities stay in one state directory, so a larger size creates only the new ones
+// and a second invocation with --state-dir only loads them.
+
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDuration } from '../src/scenario/parse-duration.js';
+import type { RunSummary } from '../src/runner/summary-json.js';
+import { positiveIntArg, stringArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
+import {
+  cpuSecondsAt,
+  cpuSecondsFromProcStat,
+  defaultArrivalOverMs,
+  lagInWindow,
+  largestGood,
+  nextFindMaxSize,
+  requestsInWindow,
+  rssBytesFromProcStatus,
+  rssGrowthPerDevice,
+  rssInWindow,
+  sizeFigures,
+  steadyWindow,
+  type ProcSample,
+  type SizeFigures,
+  type Step,
+  type WindowLag,
+} from './fleet-capacity-figures.js';
+
+// dist/bench/fleet-capacity.js when compiled: the repository is two levels up.
+const root = [fileURLToPath(new URL('../../', import.meta.url)), fileURLToPath(new URL('../', import.meta.url))].find((d) => existsSync(join(d, 'bin', 'evesim.js')))!;
+const cli = join(root, 'bin', 'evesim.js');
+const RESERVED_PORTS = new Set([8443, 8444, 8445]);
+
+const flag = (name: string): boolean => process.argv.includes(`--${name}`);
+const findMax = flag('find-max');
+const sizes = stringArg('sizes', findMax ? '5000' : '2000,5000,10000')
+  .split(',')
+  .map((s) => {
+    const n = Number(s.trim());
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--sizes needs positive integers separated by commas, got "${s}"`);
+    return n;
+  });
+const scenarioFile = resolve(stringArg('scenario', join(root, 'scenarios', 'steady-state.yaml')));
+// 7 minutes: steady-state.yaml changes timer.metric.interval at 7 m, which would change the load
+// inside the window; the run drops that action with a warning.
+const durationMs = parseDuration(stringArg('duration', '7m'));
+const arrivalOverArg = process.argv.includes('--arrival-over') ? parseDuration(stringArg('arrival-over', '')) : undefined;
+const settleMs = parseDuration(stringArg('settle', '1m'));
+const minWindowMs = parseDuration(stringArg('min-window', '2m'));
+const sampleEveryMs = parseDuration(stringArg('sample-every', '2s'));
+const lagLimitMs = parseDuration(stringArg('lag-limit', '100ms'));
+const factor = Number(stringArg('factor', '1.5'));
+const maxDevices = positiveIntArg('max-devices', 200_000);
+const workers = process.argv.includes('--workers') ? positiveIntArg('workers', 1) : undefined;
+const verifySample = stringArg('verify-sample', '1%');
+const dir = resolve(stringArg('dir', mkdtempSync(join(os.tmpdir(), 'evesim-capacity-'))));
+mkdirSync(dir, { recursive: true });
+if (!(factor > 1)) throw new Error(`--factor must be above 1, got ${factor}`);
+/** The child processes running now, ended with the bench on Ctrl-C or SIGTERM. */
+const children = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const c of children) c.kill('SIGTERM');
+    console.error(`\nfleet-capacity: ${signal}: stopped the generator and the controller; what was measured is in ${dir}`);
+    process.exit(130);
+  });
+}
+const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+interface SizeResult {
+  devices: number;
+  exitCode: number | null;
+  arrivalOverMs: number;
+  figures?: SizeFigures;
+  lag?: WindowLag;
+  rssMeanBytes?: number;
+  rssPeakBytes?: number;
+  controllerCpuPerRequestUs?: number;
+  onboardedAtS?: number;
+  window?: { fromS: number; toS: number };
+  problem?: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => res(port));
+    });
+  });
+}
+
+async function freePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) {
+    const p = await freePort();
+    if (!RESERVED_PORTS.has(p)) ports.add(p);
+  }
+  return [...ports];
+}
+
+function readProc(pid: number): ProcSample | undefined {
+  try {
+    const atMs = Date.now();
+    return {
+      atMs,
+      cpuS: cpuSecondsFromProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'), clockTicks),
+      rssBytes: rssBytesFromProcStatus(readFileSync(`/proc/${pid}/status`, 'utf8')),
+    };
+  } catch {
+    return undefined; // the process has exited
+  }
+}
+
+/** Samples the processes every `sampleEveryMs` until stopped. */
+function sampler(pids: number[]): { samples: ProcSample[][]; stop: () => void } {
+  const samples = pids.map(() => [] as ProcSample[]);
+  const take = () =>
+    pids.forEach((pid, i) => {
+      const s = readProc(pid);
+      if (s) samples[i]!.push(s);
+    });
+  take();
+  const t = setInterval(take, sampleEveryMs);
+  return {
+    samples,
+    stop: () => {
+      take();
+      clearInterval(t);
+    },
+  };
+}
+
+interface Controller {
+  child: ChildProcess;
+  url: string;
+  adminUrl: string;
+  rootCa: string;
+  onboardCert: string;
+  onboardKey: string;
+}
+
+async function startController(): Promise<Controller> {
+  const [port, v1Port, adminPort] = await freePorts(3);
+  const args = [cli, 'controller', '--sink', '--verify-sample', verifySample, '--port', String(port), '--v1-port', String(v1Port), '--admin-port', String(adminPort), '--state-dir', join(dir, 'controller')];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const deadline = Date.now() + 60_000;
+  const need = [/listening on (https:\/\/\S+)/, /admin API on (http:\/\/\S+)/, /root CA for devices: (\S+)/, /--onboard-cert (\S+) --onboard-key (\S+)/, /SINK MODE/];
+  while (!need.every((re) => re.test(out))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`evesim controller did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const m = (re: RegExp) => re.exec(out)!;
+  return { child, url: m(need[0]!)[1]!, adminUrl: m(need[1]!)[1]!, rootCa: m(need[2]!)[1]!, onboardCert: m(need[3]!)[1]!, onboardKey: m(need[3]!)[2]! };
+}
+
+/** One size; a size whose figures cannot be had is reported with the reason, and the others go on. */
+async function measureSize(ctl: Controller, devices: number): Promise<SizeResult> {
+  try {
+    return await runSize(ctl, devices);
+  } catch (e) {
+    return { devices, exitCode: null, arrivalOverMs: 0, problem: (e as Error).message };
+  }
+}
+
+async function runSize(ctl: Controller, devices: number): Promise<SizeResult> {
+  const arrivalOverMs = arrivalOverArg ?? defaultArrivalOverMs(devices, durationMs);
+  const summaryFile = join(dir, `summary-${devices}.json`);
+  const args = [
+    cli, 'run', scenarioFile,
+    '--controller', ctl.url, '--controller-admin', ctl.adminUrl,
+    '--root-ca', ctl.rootCa, '--onboard-cert', ctl.onboardCert, '--onboard-key', ctl.onboardKey,
+    '--devices', String(devices), '--duration', `${durationMs}ms`, '--arrival-over', `${arrivalOverMs}ms`,
+    '--state-dir', join(dir, 'generator'), '--summary-json', summaryFile, '--metrics-linger', '0', '--quiet',
+    ...(workers ? ['--workers', String(workers)] : []),
+  ];
+  const log = openSync(join(dir, `run-${devices}.log`), 'w');
+  console.log(`\n${devices} devices: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${devices}.log`)})`);
+  const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
+  children.add(gen);
+  gen.once('exit', () => children.delete(gen));
+  const s = sampler([gen.pid!, ctl.child.pid!]);
+  const exitCode = await new Promise<number | null>((res) => gen.once('exit', (code) => res(code)));
+  s.stop();
+  closeSync(log);
+  const [genSamples, ctlSamples] = s.samples as [ProcSample[], ProcSample[]];
+  const result: SizeResult = { devices, exitCode, arrivalOverMs };
+  if (exitCode === 2 || !existsSync(summaryFile)) return { ...result, problem: `the run exited ${exitCode} without a summary (see the log)` };
+  const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
+  const startMs = Date.parse(summary.startedAt);
+  const lastSampleMs = (genSamples[genSamples.length - 1]?.atMs ?? startMs) - startMs;
+  const steady = steadyWindow(summary.series?.intervals ?? [], devices, settleMs, minWindowMs, lastSampleMs);
+  if ('none' in steady) return { ...result, problem: steady.none };
+  const { window: w } = steady;
+  const at = (ms: number) => startMs + ms;
+  const cpuS = cpuSecondsAt(genSamples, at(w.toMs)) - cpuSecondsAt(genSamples, at(w.fromMs));
+  const requests = requestsInWindow(summary.series!.intervals, w);
+  const ctlCpuS = cpuSecondsAt(ctlSamples, at(w.toMs)) - cpuSecondsAt(ctlSamples, at(w.fromMs));
+  const rss = rssInWindow(genSamples, at(w.fromMs), at(w.toMs));
+  const lag = lagInWindow(summary.series!.intervals, w);
+  return {
+    ...result,
+    figures: sizeFigures(devices, w, cpuS, requests),
+    ...(lag ? { lag } : {}),
+    ...(rss ? { rssMeanBytes: rss.meanBytes, rssPeakBytes: rss.peakBytes } : {}),
+    ...(requests > 0 ? { controllerCpuPerRequestUs: (ctlCpuS * 1e6) / requests } : {}),
+    onboardedAtS: steady.onboardedAtMs / 1000,
+    window: { fromS: w.fromMs / 1000, toS: w.toMs / 1000 },
+  };
+}
+
+const MiB = 2 ** 20;
+const f1 = (v: number | undefined, d = 1) => (v === undefined || Number.isNaN(v) ? '—' : v.toFixed(d));
+
+function printSize(r: SizeResult): void {
+  if (r.problem) {
+    console.log(`  ${r.devices} devices: no steady-state figures: ${r.problem}`);
+    return;
+  }
+  const f = r.figures!;
+  console.log(
+    `  ${r.devices} devices (exit ${r.exitCode}): all onboarded at ${f1(r.onboardedAtS, 0)} s; steady window ${f1(r.window!.fromS, 0)}–${f1(r.window!.toS, 0)} s: ` +
+      `${f.requests} requests, generator ${f.cpuS.toFixed(1)} CPU-s; ${f.cpuPerDeviceMinuteMs.toFixed(2)} ms CPU per device-minute, ` +
+      `${f.requestsPerDeviceMinute.toFixed(2)} requests per device-minute, ${f.cpuPerRequestUs.toFixed(0)} µs CPU per request; ` +
+      `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
+      `controller ${f1(r.controllerCpuPerRequestUs, 0)} µs CPU per request`,
+  );
+}
+
+function printTable(results: SizeResult[]): void {
+  const ok = results.filter((r) => r.figures).sort((a, b) => a.devices - b.devices);
+  if (ok.length === 0) return;
+  const base = ok[0]!;
+  console.log(`\n| figure | ${ok.map((r) => `${r.devices.toLocaleString('en')} devices`).join(' | ')} |`);
+  console.log(`|---|${ok.map(() => '---').join('|')}|`);
+  const row = (name: string, cell: (r: SizeResult, i: number) => string) => console.log(`| ${name} | ${ok.map(cell).join(' | ')} |`);
+  row('generator CPU per device-minute', (r) => `${r.figures!.cpuPerDeviceMinuteMs.toFixed(2)} ms`);
+  row(`… relative to ${base.devices.toLocaleString('en')} devices`, (r) => `${(r.figures!.cpuPerDeviceMinuteMs / base.figures!.cpuPerDeviceMinuteMs).toFixed(2)}`);
+  row('requests per device-minute', (r) => r.figures!.requestsPerDeviceMinute.toFixed(2));
+  row('generator CPU per request', (r) => `${r.figures!.cpuPerRequestUs.toFixed(0)} µs`);
+  row('worker loop lag p99 (worst 1 s interval / 95 % of intervals)', (r) => `${f1(r.lag?.worstMs)} / ${f1(r.lag?.typicalMs)} ms`);
+  row('generator RSS (mean in the window)', (r) => `${f1((r.rssMeanBytes ?? NaN) / MiB, 0)} MiB`);
+  row('RSS growth per device from the previous size', (r, i) =>
+    i === 0 || ok[i - 1]!.rssMeanBytes === undefined || r.rssMeanBytes === undefined
+      ? '—'
+      : `${(rssGrowthPerDevice({ devices: ok[i - 1]!.devices, rssBytes: ok[i - 1]!.rssMeanBytes! }, { devices: r.devices, rssBytes: r.rssMeanBytes }) / 1024).toFixed(1)} KiB`,
+  );
+  row('controller (sink) CPU per request', (r) => `${f1(r.controllerCpuPerRequestUs, 0)} µs`);
+}
+
+console.log(`machine: ${machineDescription()}`);
+console.log(`scenario ${scenarioFile}; controller: evesim controller --sink (verifies ${verifySample}) in its own process; state and logs in ${dir}`);
+const ctl = await startController();
+const results: SizeResult[] = [];
+try {
+  if (!findMax) {
+    for (const n of sizes) {
+      const r = await measureSize(ctl, n);
+      results.push(r);
+      printSize(r);
+    }
+  } else {
+    const steps: Step[] = [];
+    let n: number | undefined = sizes[0]!;
+    while (n !== undefined) {
+      const r = await measureSize(ctl, n);
+      results.push(r);
+      printSize(r);
+      // A size without a steady window (the fleet never onboarded in time) did not hold either.
+      steps.push({ devices: n, ok: r.lag !== undefined && r.lag.worstMs < lagLimitMs });
+      n = nextFindMaxSize(steps, factor, 0.1, maxDevices);
+    }
+    const best = largestGood(steps);
+    console.log(
+      best === undefined
+        ? `\nfind-max: no fleet size held worker loop lag p99 under ${lagLimitMs} ms in its steady window (smallest tried ${Math.min(...steps.map((s) => s.devices))})`
+        : `\nfind-max: the largest fleet with worker loop lag p99 under ${lagLimitMs} ms in every 1 s interval of its steady window: ${best} devices ` +
+            `(tried ${steps.map((s) => `${s.devices}${s.ok ? '✓' : '✗'}`).join(', ')})` +
+            (best === maxDevices ? `; that is the --max-devices limit, so the machine may carry more` : ''),
+    );
+  }
+  printTable(results);
+  writeFileSync(join(dir, 'fleet-capacity.json'), JSON.stringify({ machine: machineDescription(), scenarioFile, durationMs, settleMs, results }, null, 2));
+  console.log(`\nfigures as JSON: ${join(dir, 'fleet-capacity.json')}`);
+} finally {
+  ctl.child.kill('SIGTERM');
+}
