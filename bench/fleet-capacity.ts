@@ -3,6 +3,7 @@
 //
 //   npm run build && node dist/bench/fleet-capacity.js [--sizes 2000,5000,10000] [--duration 7m]
 //   node dist/bench/fleet-capacity.js --find-max [--sizes 10000] [--lag-limit 100ms]
+//   node dist/bench/fleet-capacity.js --sizes 10000 --baseline-repo ../evesim-before   (before/after, same run)
 //
 // The controller is `evesim controller --sink` in a child process (its own state directory and
 // free ports, so it neither shares the generator's CPU figures nor a port with another controller);
@@ -70,6 +71,12 @@ const factor = Number(stringArg('factor', '1.5'));
 const maxDevices = positiveIntArg('max-devices', 200_000);
 const workers = process.argv.includes('--workers') ? positiveIntArg('workers', 1) : undefined;
 const verifySample = stringArg('verify-sample', '1%');
+// Another checkout of evesim (built) whose generator runs each size too, just before this one's,
+// against the same controller: a before/after comparison measured in the same run.
+const baselineRepo = process.argv.includes('--baseline-repo') ? resolve(stringArg('baseline-repo', '')) : undefined;
+const baselineCli = baselineRepo ? join(baselineRepo, 'bin', 'evesim.js') : undefined;
+if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineRepo}: no bin/evesim.js there`);
+if (baselineRepo && process.argv.includes('--find-max')) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
 const dir = resolve(stringArg('dir', mkdtempSync(join(os.tmpdir(), 'evesim-capacity-'))));
 mkdirSync(dir, { recursive: true });
 if (!(factor > 1)) throw new Error(`--factor must be above 1, got ${factor}`);
@@ -86,6 +93,8 @@ const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8
 
 interface SizeResult {
   devices: number;
+  /** 'baseline' for the --baseline-repo generator, absent for this checkout's. */
+  generator?: 'baseline';
   exitCode: number | null;
   arrivalOverMs: number;
   figures?: SizeFigures;
@@ -178,27 +187,28 @@ async function startController(): Promise<Controller> {
 }
 
 /** One size; a size whose figures cannot be had is reported with the reason, and the others go on. */
-async function measureSize(ctl: Controller, devices: number): Promise<SizeResult> {
+async function measureSize(ctl: Controller, devices: number, baseline = false): Promise<SizeResult> {
   try {
-    return await runSize(ctl, devices);
+    return await runSize(ctl, devices, baseline);
   } catch (e) {
-    return { devices, exitCode: null, arrivalOverMs: 0, problem: (e as Error).message };
+    return { devices, ...(baseline ? { generator: 'baseline' as const } : {}), exitCode: null, arrivalOverMs: 0, problem: (e as Error).message };
   }
 }
 
-async function runSize(ctl: Controller, devices: number): Promise<SizeResult> {
+async function runSize(ctl: Controller, devices: number, baseline: boolean): Promise<SizeResult> {
   const arrivalOverMs = arrivalOverArg ?? defaultArrivalOverMs(devices, durationMs);
-  const summaryFile = join(dir, `summary-${devices}.json`);
+  const tag = baseline ? `${devices}-baseline` : `${devices}`;
+  const summaryFile = join(dir, `summary-${tag}.json`);
   const args = [
-    cli, 'run', scenarioFile,
+    baseline ? baselineCli! : cli, 'run', scenarioFile,
     '--controller', ctl.url, '--controller-admin', ctl.adminUrl,
     '--root-ca', ctl.rootCa, '--onboard-cert', ctl.onboardCert, '--onboard-key', ctl.onboardKey,
     '--devices', String(devices), '--duration', `${durationMs}ms`, '--arrival-over', `${arrivalOverMs}ms`,
-    '--state-dir', join(dir, 'generator'), '--summary-json', summaryFile, '--metrics-linger', '0', '--quiet',
+    '--state-dir', join(dir, baseline ? 'generator-baseline' : 'generator'), '--summary-json', summaryFile, '--metrics-linger', '0', '--quiet',
     ...(workers ? ['--workers', String(workers)] : []),
   ];
-  const log = openSync(join(dir, `run-${devices}.log`), 'w');
-  console.log(`\n${devices} devices: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${devices}.log`)})`);
+  const log = openSync(join(dir, `run-${tag}.log`), 'w');
+  console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo})` : ''}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
   const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
   children.add(gen);
   gen.once('exit', () => children.delete(gen));
@@ -207,7 +217,7 @@ async function runSize(ctl: Controller, devices: number): Promise<SizeResult> {
   s.stop();
   closeSync(log);
   const [genSamples, ctlSamples] = s.samples as [ProcSample[], ProcSample[]];
-  const result: SizeResult = { devices, exitCode, arrivalOverMs };
+  const result: SizeResult = { devices, ...(baseline ? { generator: 'baseline' as const } : {}), exitCode, arrivalOverMs };
   if (exitCode === 2 || !existsSync(summaryFile)) return { ...result, problem: `the run exited ${exitCode} without a summary (see the log)` };
   const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
   const startMs = Date.parse(summary.startedAt);
@@ -237,12 +247,12 @@ const f1 = (v: number | undefined, d = 1) => (v === undefined || Number.isNaN(v)
 
 function printSize(r: SizeResult): void {
   if (r.problem) {
-    console.log(`  ${r.devices} devices: no steady-state figures: ${r.problem}`);
+    console.log(`  ${r.devices} devices${r.generator ? ` (${r.generator})` : ''}: no steady-state figures: ${r.problem}`);
     return;
   }
   const f = r.figures!;
   console.log(
-    `  ${r.devices} devices (exit ${r.exitCode}): all onboarded at ${f1(r.onboardedAtS, 0)} s; steady window ${f1(r.window!.fromS, 0)}–${f1(r.window!.toS, 0)} s: ` +
+    `  ${r.devices} devices${r.generator ? ` (${r.generator})` : ''} (exit ${r.exitCode}): all onboarded at ${f1(r.onboardedAtS, 0)} s; steady window ${f1(r.window!.fromS, 0)}–${f1(r.window!.toS, 0)} s: ` +
       `${f.requests} requests, generator ${f.cpuS.toFixed(1)} CPU-s; ${f.cpuPerDeviceMinuteMs.toFixed(2)} ms CPU per device-minute, ` +
       `${f.requestsPerDeviceMinute.toFixed(2)} requests per device-minute, ${f.cpuPerRequestUs.toFixed(0)} µs CPU per request; ` +
       `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
@@ -275,9 +285,15 @@ console.log(`machine: ${machineDescription()}`);
 console.log(`scenario ${scenarioFile}; controller: evesim controller --sink (verifies ${verifySample}) in its own process; state and logs in ${dir}`);
 const ctl = await startController();
 const results: SizeResult[] = [];
+const baselines: SizeResult[] = [];
 try {
   if (!findMax) {
     for (const n of sizes) {
+      if (baselineRepo) {
+        const b = await measureSize(ctl, n, true);
+        baselines.push(b);
+        printSize(b);
+      }
       const r = await measureSize(ctl, n);
       results.push(r);
       printSize(r);
@@ -302,8 +318,17 @@ try {
             (best === maxDevices ? `; that is the --max-devices limit, so the machine may carry more` : ''),
     );
   }
+  if (baselineRepo) {
+    console.log(`\nthe baseline generator (${baselineRepo}), each size run just before this checkout's:`);
+    printTable(baselines);
+    console.log('\nthis checkout:');
+    for (const r of results) {
+      const b = baselines.find((x) => x.devices === r.devices);
+      if (r.figures && b?.figures) console.log(`  ${r.devices} devices: CPU per device-minute ${r.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms against the baseline's ${b.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms (ratio ${(r.figures.cpuPerDeviceMinuteMs / b.figures.cpuPerDeviceMinuteMs).toFixed(2)})`);
+    }
+  }
   printTable(results);
-  writeFileSync(join(dir, 'fleet-capacity.json'), JSON.stringify({ machine: machineDescription(), scenarioFile, durationMs, settleMs, results }, null, 2));
+  writeFileSync(join(dir, 'fleet-capacity.json'), JSON.stringify({ machine: machineDescription(), scenarioFile, durationMs, settleMs, results, ...(baselineRepo ? { baselineRepo, baselines } : {}) }, null, 2));
   console.log(`\nfigures as JSON: ${join(dir, 'fleet-capacity.json')}`);
 } finally {
   ctl.child.kill('SIGTERM');
