@@ -25,6 +25,8 @@ import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identi
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
+import { InFlightGate, MAX_IN_FLIGHT_DEFAULT, MAX_IN_FLIGHT_PER_DEVICE_DEFAULT } from '../transport/in-flight-gate.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../transport/controller-transport.js';
 import { arrivalOffsetsMs, shardIndex } from './arrival-schedule.js';
 import { DeltaSender } from './delta-sender.js';
 import { actionTouchesDevice, groupOfAction, isDeviceSide } from './device-timeline.js';
@@ -122,6 +124,8 @@ export class ShardRunner {
   private inFlightNow: () => number = () => 0;
   /** The worker's timed transport to the controller (set by run()). */
   private timed: TimedTransport | undefined;
+  /** The worker's in-flight caps (set by run()). */
+  private gate: InFlightGate | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -253,9 +257,16 @@ export class ShardRunner {
     const inner = this.faults.wrapTransport(createTransport(task), startAtMs, task.scenario.seed);
     this.inFlightNow = () => {
       const pool = inner.stats?.();
-      return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
+      return (pool ? pool.running + (pool.queued ?? 0) : 0) + (this.gate?.waiting ?? 0) + this.lpsFleet.inFlight();
     };
-    const transport = new TimedTransport(inner, this.clock, [this.recorder, this.health]);
+    // Inside the timed transport: a request waiting for a slot counts its wait as latency.
+    const gate = new InFlightGate(inner, this.clock, {
+      maxInFlight: task.maxInFlight ?? MAX_IN_FLIGHT_DEFAULT,
+      maxPerDevice: task.maxInFlightPerDevice ?? MAX_IN_FLIGHT_PER_DEVICE_DEFAULT,
+      timeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+    });
+    this.gate = gate;
+    const transport = new TimedTransport(gate, this.clock, [this.recorder, this.health]);
     this.timed = transport;
     const record = this.record;
     if (record) {
@@ -321,6 +332,7 @@ export class ShardRunner {
       const s = await record.close();
       recordStats = { dir: record.dir, exchanges: s.exchanges, dropped: s.dropped, ...(s.writeError ? { writeError: s.writeError } : {}) };
     }
+    gate.close();
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
     await this.closeDiskStates();
@@ -348,6 +360,7 @@ export class ShardRunner {
       ...(recordStats ? { record: recordStats } : {}),
       ...(this.resumed > 0 ? { resumed: this.resumed } : {}),
       ...(faults ? { faults } : {}),
+      inFlight: gate.stats(),
     };
   }
 

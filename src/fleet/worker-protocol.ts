@@ -50,6 +50,10 @@ export interface ShardTask {
   recordDir?: string;
   /** Delta period, ms (default 1000). */
   deltaIntervalMs?: number;
+  /** --max-in-flight: most controller requests this worker has handed on at once (in-flight-gate.ts). */
+  maxInFlight?: number;
+  /** Most controller requests one device has handed on at once (in-flight-gate.ts). */
+  maxInFlightPerDevice?: number;
 }
 
 /** A device as the controller's fleet map needs it. */
@@ -133,6 +137,8 @@ export interface ShardResult {
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };
   /** Devices brought back from the state directory of a run that was cut off (absent: none). */
   resumed?: number;
+  /** The in-flight caps and what the gate measured (absent from fakes that bypass it). */
+  inFlight?: import('../transport/in-flight-gate.js').InFlightStats;
   /** What each of the scenario's faults did in this worker (absent: the scenario has none). */
   faults?: import('../faults/fault-tally.js').FaultTally[];
 }

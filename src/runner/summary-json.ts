@@ -67,6 +67,9 @@ export interface GeneratorHealth {
     settledKiBPerDevice?: number;
     /** At the memory sample: requests in flight and reliable messages queued on the devices. */
     atMemorySample?: { inFlight: number; queuedReliable: number };
+    /** The worker's in-flight caps (--max-in-flight) and what it measured: peaks, and the requests
+     *  that waited for a slot (their wait is in their latency). Absent from older summaries. */
+    inFlight?: import('../transport/in-flight-gate.js').InFlightStats;
   }[];
   /** Event-loop lag p99 of the main thread, ms. */
   mainEventLoopLagP99Ms: number;

@@ -63,6 +63,7 @@ export function collectWorkerResults(
             },
           }
         : {}),
+      ...(res.inFlight ? { inFlight: { ...res.inFlight, worstWaitMs: round1(res.inFlight.worstWaitMs) } } : {}),
     });
     if (res.record) {
       err(`evesim: recorded ${res.record.exchanges} exchanges in ${res.record.dir}${res.record.dropped ? ` (${res.record.dropped} dropped)` : ''}\n`);
