@@ -118,6 +118,8 @@ export class ShardRunner {
   private heapUsedPeak = 0;
   private memoryBefore: SettledMemory | undefined;
   private memoryAtEnd: SettledMemory | undefined;
+  /** Process RSS at that sample, bytes (the whole process: every worker and the main thread). */
+  private rssAtSample: number | undefined;
   /** What the fleet was doing when memoryAtEnd was sampled (requests in flight, queued reliable messages). */
   private memorySampleState: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } } | undefined;
   /** Requests of this worker in flight now (controller and LPS). */
@@ -352,6 +354,7 @@ export class ShardRunner {
       memory: {
         heapUsedPeak: this.heapUsedPeak,
         rssAtEnd: process.memoryUsage.rss(),
+        ...(this.rssAtSample !== undefined ? { rssAtSample: this.rssAtSample } : {}),
         ...(this.memoryBefore && this.memoryAtEnd
           ? { settledBytesPerDevice: bytesPerDevice(this.memoryBefore, this.memoryAtEnd, this.started) }
           : {}),
@@ -407,6 +410,7 @@ export class ShardRunner {
     const startedAt = this.clock.now();
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
+    this.rssAtSample = process.memoryUsage.rss();
     this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;

@@ -128,6 +128,8 @@ export interface ShardResult {
   memory: {
     heapUsedPeak: number;
     rssAtEnd: number;
+    /** Process RSS at the settled sample (every device live, before the drain), bytes. */
+    rssAtSample?: number;
     /** Live heap + ArrayBuffers per started device after a forced GC (only under --expose-gc). */
     settledBytesPerDevice?: number;
     /** Load at that sample: requests in flight and reliable messages queued on the devices. */

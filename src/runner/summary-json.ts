@@ -65,6 +65,9 @@ export interface GeneratorHealth {
     busy?: number;
     heapPeakMiB?: number;
     settledKiBPerDevice?: number;
+    /** Resident memory of the whole generator process at the memory sample, MiB (bench/fleet-memory.ts
+     *  compares two fleet sizes to get RSS per device). */
+    rssAtSampleMiB?: number;
     /** At the memory sample: requests in flight and reliable messages queued on the devices. */
     atMemorySample?: { inFlight: number; queuedReliable: number };
     /** The worker's in-flight caps (--max-in-flight) and what it measured: peaks, and the requests

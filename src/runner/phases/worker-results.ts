@@ -54,6 +54,7 @@ export function collectWorkerResults(
       eventLoopLagP99Ms: round1(res.loop.p99Ms),
       busy: round3(res.loop.meanUtilisation),
       heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
+      ...(res.memory.rssAtSample !== undefined ? { rssAtSampleMiB: round1(res.memory.rssAtSample / 2 ** 20) } : {}),
       ...(res.memory.settledBytesPerDevice !== undefined ? { settledKiBPerDevice: round1(res.memory.settledBytesPerDevice / 1024) } : {}),
       ...(res.memory.atSample
         ? {
