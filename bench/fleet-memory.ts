@@ -56,6 +56,7 @@ interface RunFigures {
   devices: number;
   onboarded: number;
   rssMiB: number;
+  heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
   liveKiB: number | undefined;
   inFlight: number | undefined;
   queued: number | undefined;
@@ -98,11 +99,12 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
     throw new Error(`the run of ${n} devices wrote no summary (exit ${r.status}): ${r.stderr.slice(-2000)}`);
   }
   const w = s.generator.workers[0]!;
-  if (w.rssAtSampleMiB === undefined) throw new Error(`the run of ${n} devices took no memory sample`);
+  if (w.atSampleMiB === undefined) throw new Error(`the run of ${n} devices took no memory sample`);
   return {
     devices: s.devices.total,
     onboarded: s.devices.onboarded,
-    rssMiB: w.rssAtSampleMiB,
+    rssMiB: w.atSampleMiB.rss,
+    heap: w.atSampleMiB,
     liveKiB: w.settledKiBPerDevice,
     inFlight: w.atMemorySample?.inFlight,
     queued: w.atMemorySample?.queuedReliable,
@@ -121,11 +123,14 @@ try {
   console.log(`scenario: ${scenario}, duration ${duration}, arrival over ${arrivalOver}, sink controller in its own process, one worker per run`);
   for (const f of [small, large]) {
     console.log(
-      `  ${String(f.devices).padStart(6)} devices (${f.onboarded} onboarded): process RSS ${f.rssMiB.toFixed(1)} MiB at the sample, ` +
+      `  ${String(f.devices).padStart(6)} devices (${f.onboarded} onboarded): process RSS ${f.rssMiB.toFixed(1)} MiB at the sample ` +
+        `(worker heap committed ${f.heap.heapTotal} MiB, used ${f.heap.heapUsed}, external ${f.heap.external}, ArrayBuffers ${f.heap.arrayBuffers}), ` +
         `live heap ${f.liveKiB?.toFixed(1) ?? '?'} KiB/device, ${f.inFlight ?? '?'} in flight, ${f.queued ?? '?'} reliable messages queued, ` +
         `lag p99 ${f.lagMs} ms, ${f.requests} requests, ${f.errors} errors`,
     );
   }
+  const grown = (k: 'heapTotal' | 'heapUsed' | 'external') => (((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices)).toFixed(1);
+  console.log(`growth per device: worker heap committed ${grown('heapTotal')} KiB, used ${grown('heapUsed')} KiB, external ${grown('external')} KiB`);
   console.log(`RSS growth per device: ${perDeviceKiB.toFixed(1)} KiB  ((${large.rssMiB.toFixed(1)} − ${small.rssMiB.toFixed(1)}) MiB / ${large.devices - small.devices} devices; goal ≤ 16 KiB)`);
 } finally {
   await ctl.stop();

@@ -40,7 +40,7 @@ import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
 import { LogSpillFile } from './log-spill-file.js';
 import { ShardFaults } from '../faults/shard-faults.js';
-import type { FleetDeviceInfo, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
+import type { FleetDeviceInfo, ProcessMemory, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
 /** What the shard needs from a device (VirtualDevice implements it). */
 export interface FleetDevice {
@@ -118,8 +118,8 @@ export class ShardRunner {
   private heapUsedPeak = 0;
   private memoryBefore: SettledMemory | undefined;
   private memoryAtEnd: SettledMemory | undefined;
-  /** Process RSS at that sample, bytes (the whole process: every worker and the main thread). */
-  private rssAtSample: number | undefined;
+  /** Process memory at that sample, bytes (RSS is the whole process: every worker and the main thread). */
+  private usageAtSample: NodeJS.MemoryUsage | undefined;
   /** What the fleet was doing when memoryAtEnd was sampled (requests in flight, queued reliable messages). */
   private memorySampleState: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } } | undefined;
   /** Requests of this worker in flight now (controller and LPS). */
@@ -354,7 +354,7 @@ export class ShardRunner {
       memory: {
         heapUsedPeak: this.heapUsedPeak,
         rssAtEnd: process.memoryUsage.rss(),
-        ...(this.rssAtSample !== undefined ? { rssAtSample: this.rssAtSample } : {}),
+        ...(this.usageAtSample ? { atSampleUsage: pickUsage(this.usageAtSample) } : {}),
         ...(this.memoryBefore && this.memoryAtEnd
           ? { settledBytesPerDevice: bytesPerDevice(this.memoryBefore, this.memoryAtEnd, this.started) }
           : {}),
@@ -410,7 +410,7 @@ export class ShardRunner {
     const startedAt = this.clock.now();
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
-    this.rssAtSample = process.memoryUsage.rss();
+    this.usageAtSample = process.memoryUsage();
     this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
@@ -633,6 +633,11 @@ export class ShardRunner {
     this.lastDeltaAt = now;
     return delta;
   }
+}
+
+/** The figures of process.memoryUsage() a ShardResult carries (plain data for the port). */
+function pickUsage(u: NodeJS.MemoryUsage): ProcessMemory {
+  return { rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, external: u.external, arrayBuffers: u.arrayBuffers };
 }
 
 /** Reads the onboarding files named by an external target (runner side; errors name the file). */

@@ -110,6 +110,15 @@ export interface ShardDrainResult {
   leftAtStop: Record<string, number>;
 }
 
+/** process.memoryUsage() figures, bytes: rss is the whole process, the heap figures this thread's. */
+export interface ProcessMemory {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+
 export interface ShardResult {
   workerId: number;
   /** The last delta (everything after the previous one), with final = true. */
@@ -128,8 +137,8 @@ export interface ShardResult {
   memory: {
     heapUsedPeak: number;
     rssAtEnd: number;
-    /** Process RSS at the settled sample (every device live, before the drain), bytes. */
-    rssAtSample?: number;
+    /** process.memoryUsage() at the settled sample (every device live, before the drain), bytes. */
+    atSampleUsage?: ProcessMemory;
     /** Live heap + ArrayBuffers per started device after a forced GC (only under --expose-gc). */
     settledBytesPerDevice?: number;
     /** Load at that sample: requests in flight and reliable messages queued on the devices. */

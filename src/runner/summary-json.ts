@@ -65,9 +65,10 @@ export interface GeneratorHealth {
     busy?: number;
     heapPeakMiB?: number;
     settledKiBPerDevice?: number;
-    /** Resident memory of the whole generator process at the memory sample, MiB (bench/fleet-memory.ts
-     *  compares two fleet sizes to get RSS per device). */
-    rssAtSampleMiB?: number;
+    /** Memory at the memory sample (after a forced GC under --expose-gc), MiB: rss of the whole
+     *  generator process, the heap figures of this worker (bench/fleet-memory.ts compares two fleet
+     *  sizes to get RSS per device). */
+    atSampleMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
     /** At the memory sample: requests in flight and reliable messages queued on the devices. */
     atMemorySample?: { inFlight: number; queuedReliable: number };
     /** The worker's in-flight caps (--max-in-flight) and what it measured: peaks, and the requests

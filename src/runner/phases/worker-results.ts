@@ -54,7 +54,9 @@ export function collectWorkerResults(
       eventLoopLagP99Ms: round1(res.loop.p99Ms),
       busy: round3(res.loop.meanUtilisation),
       heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
-      ...(res.memory.rssAtSample !== undefined ? { rssAtSampleMiB: round1(res.memory.rssAtSample / 2 ** 20) } : {}),
+      ...(res.memory.atSampleUsage
+        ? { atSampleMiB: Object.fromEntries(Object.entries(res.memory.atSampleUsage).map(([k, v]) => [k, round1(v / 2 ** 20)])) as NonNullable<RunSummary['generator']['workers'][number]['atSampleMiB']> }
+        : {}),
       ...(res.memory.settledBytesPerDevice !== undefined ? { settledKiBPerDevice: round1(res.memory.settledBytesPerDevice / 1024) } : {}),
       ...(res.memory.atSample
         ? {
