@@ -56,7 +56,7 @@ interface RunFigures {
   devices: number;
   onboarded: number;
   rssMiB: number;
-  heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
+  heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number; newSpace: number };
   liveKiB: number | undefined;
   inFlight: number | undefined;
   queued: number | undefined;
@@ -124,14 +124,22 @@ try {
   for (const f of [small, large]) {
     console.log(
       `  ${String(f.devices).padStart(6)} devices (${f.onboarded} onboarded): process RSS ${f.rssMiB.toFixed(1)} MiB at the sample ` +
-        `(worker heap committed ${f.heap.heapTotal} MiB, used ${f.heap.heapUsed}, external ${f.heap.external}, ArrayBuffers ${f.heap.arrayBuffers}), ` +
+        `(worker heap committed ${f.heap.heapTotal} MiB of which young generation ${f.heap.newSpace}, used ${f.heap.heapUsed}, external ${f.heap.external}, ArrayBuffers ${f.heap.arrayBuffers}), ` +
         `live heap ${f.liveKiB?.toFixed(1) ?? '?'} KiB/device, ${f.inFlight ?? '?'} in flight, ${f.queued ?? '?'} reliable messages queued, ` +
         `lag p99 ${f.lagMs} ms, ${f.requests} requests, ${f.errors} errors`,
     );
   }
-  const grown = (k: 'heapTotal' | 'heapUsed' | 'external') => (((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices)).toFixed(1);
-  console.log(`growth per device: worker heap committed ${grown('heapTotal')} KiB, used ${grown('heapUsed')} KiB, external ${grown('external')} KiB`);
-  console.log(`RSS growth per device: ${perDeviceKiB.toFixed(1)} KiB  ((${large.rssMiB.toFixed(1)} − ${small.rssMiB.toFixed(1)}) MiB / ${large.devices - small.devices} devices; goal ≤ 16 KiB)`);
+  const grown = (k: 'heapTotal' | 'heapUsed' | 'external' | 'newSpace') => (((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices)).toFixed(1);
+  console.log(
+    `growth per device: worker heap committed ${grown('heapTotal')} KiB (young generation ${grown('newSpace')} KiB of it), used ${grown('heapUsed')} KiB, external ${grown('external')} KiB`,
+  );
+  // The young generation grows with the allocation rate until it reaches V8's maximum (a fixed cost
+  // per worker, 48 MiB at Node 20's defaults); at small fleets it has not, so it is shown apart.
+  const youngKiB = ((large.heap.newSpace - small.heap.newSpace) * 1024) / (large.devices - small.devices);
+  console.log(
+    `RSS growth per device: ${perDeviceKiB.toFixed(1)} KiB  ((${large.rssMiB.toFixed(1)} − ${small.rssMiB.toFixed(1)}) MiB / ${large.devices - small.devices} devices), ` +
+      `${(perDeviceKiB - youngKiB).toFixed(1)} KiB without the young generation's growth; goal ≤ 16 KiB`,
+  );
 } finally {
   await ctl.stop();
   rmSync(dir, { recursive: true, force: true });

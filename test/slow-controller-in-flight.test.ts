@@ -94,6 +94,12 @@ describe('a slow controller and --max-in-flight', () => {
       expect(s.endpoints.certs!.unfinished).toBeGreaterThan(DEVICES / 2);
       // Bounded memory while the controller is slow: the worker's heap peak stays small.
       expect(s.generator.workers[0]!.heapPeakMiB).toBeLessThan(128);
+      // The memory sample (taken when the run phase ended) carries the process figures.
+      const mem = s.generator.workers[0]!.atSampleMiB!;
+      expect(mem.rss).toBeGreaterThan(mem.heapTotal);
+      expect(mem.heapTotal).toBeGreaterThanOrEqual(mem.heapUsed);
+      expect(mem.newSpace).toBeGreaterThan(0);
+      expect(mem.heapTotal).toBeGreaterThan(mem.newSpace);
       expect(report).toMatch(new RegExp(`^in flight    peak ${CAP} of ${CAP} per worker, 1 of 8 per device; \\d+ requests waited for a slot \\(at most \\d+ at once\\), worst \\d+\\.\\d\\d s, counted in their latency`, 'm'));
     } finally {
       for (const t of timers) clearTimeout(t);

@@ -10,6 +10,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { join } from 'node:path';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
 import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
@@ -637,7 +638,10 @@ export class ShardRunner {
 
 /** The figures of process.memoryUsage() a ShardResult carries (plain data for the port). */
 function pickUsage(u: NodeJS.MemoryUsage): ProcessMemory {
-  return { rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, external: u.external, arrayBuffers: u.arrayBuffers };
+  // The young generation grows with the allocation rate up to a fixed maximum: a per-worker cost
+  // that a comparison of two fleet sizes must not count per device.
+  const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+  return { rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, external: u.external, arrayBuffers: u.arrayBuffers, newSpace };
 }
 
 /** Reads the onboarding files named by an external target (runner side; errors name the file). */

@@ -117,6 +117,8 @@ export interface ProcessMemory {
   heapUsed: number;
   external: number;
   arrayBuffers: number;
+  /** This thread's young generation (V8 new_space), part of heapTotal. */
+  newSpace: number;
 }
 
 export interface ShardResult {
