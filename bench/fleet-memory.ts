@@ -61,6 +61,8 @@ interface RunFigures {
   inFlight: number | undefined;
   queued: number | undefined;
   lagMs: number;
+  /** In-flight peak and requests that waited for a slot (in-flight-gate.ts). */
+  gate: string;
   requests: number;
   errors: number;
 }
@@ -109,6 +111,7 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
     inFlight: w.atMemorySample?.inFlight,
     queued: w.atMemorySample?.queuedReliable,
     lagMs: w.eventLoopLagP99Ms,
+    gate: w.inFlight ? `in flight peak ${w.inFlight.peak} of ${w.inFlight.maxInFlight}, ${w.inFlight.waited} waited for a slot` : 'no in-flight figures',
     requests: s.overall.count,
     errors: s.overall.errors,
   };
@@ -126,7 +129,7 @@ try {
       `  ${String(f.devices).padStart(6)} devices (${f.onboarded} onboarded): process RSS ${f.rssMiB.toFixed(1)} MiB at the sample ` +
         `(worker heap committed ${f.heap.heapTotal} MiB of which young generation ${f.heap.newSpace}, used ${f.heap.heapUsed}, external ${f.heap.external}, ArrayBuffers ${f.heap.arrayBuffers}), ` +
         `live heap ${f.liveKiB?.toFixed(1) ?? '?'} KiB/device, ${f.inFlight ?? '?'} in flight, ${f.queued ?? '?'} reliable messages queued, ` +
-        `lag p99 ${f.lagMs} ms, ${f.requests} requests, ${f.errors} errors`,
+        `lag p99 ${f.lagMs} ms, ${f.gate}, ${f.requests} requests, ${f.errors} errors`,
     );
   }
   const grown = (k: 'heapTotal' | 'heapUsed' | 'external' | 'newSpace') => (((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices)).toFixed(1);
