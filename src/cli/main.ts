@@ -36,6 +36,10 @@ await yargs(hideBin(process.argv))
         })
         .option('seed', { type: 'number', describe: 'override the scenario seed' })
         .option('workers', { type: 'number', describe: 'worker threads (default: one per core)' })
+        .option('max-in-flight', {
+          type: 'number',
+          describe: 'most controller requests one worker has on the wire or in its pool at once (default 256: 4 per pooled connection); more wait in order, their wait counted in their latency',
+        })
         .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on HOST:PORT/metrics (HOST from --metrics-host)' })
         .option('metrics-host', { type: 'string', describe: 'address the metrics server listens on (default $EVESIM_METRICS_HOST, else 127.0.0.1; 0.0.0.0 so a Prometheus on another host or pod can scrape it; the container image sets 0.0.0.0)' })
         .option('metrics-linger', {

@@ -30,6 +30,8 @@ export interface RunArgs {
   gracefulStop?: string;
   seed?: number;
   workers?: number;
+  /** --max-in-flight (transport/in-flight-gate.ts). */
+  maxInFlight?: number;
   metricsPort?: number;
   metricsHost?: string;
   metricsLinger?: string;
@@ -69,6 +71,9 @@ export async function runRun(a: RunArgs): Promise<number> {
     // A bare 0 turns the linger off (durations otherwise need a unit).
     const linger = a.metricsLinger === undefined ? undefined : String(a.metricsLinger);
     metricsLingerMs = linger === '0' ? 0 : (durationArg(linger, '--metrics-linger') ?? DEFAULT_METRICS_LINGER_MS);
+    if (a.maxInFlight !== undefined && !(Number.isInteger(a.maxInFlight) && a.maxInFlight >= 1)) {
+      throw new Error(`--max-in-flight: expected a whole number of requests >= 1, got ${String(a.maxInFlight)}`);
+    }
     if (a.shard !== undefined) shard = parseShardArg(String(a.shard));
     // A relative --start-at counts from the start of this process, not from when flags are read.
     if (a.startAt !== undefined) startAtMs = parseStartAt(String(a.startAt), Math.round(performance.timeOrigin));
@@ -155,6 +160,7 @@ async function runWith(
     gracefulStopMs,
     seed: a.seed,
     workers: a.workers,
+    ...(a.maxInFlight !== undefined ? { maxInFlight: a.maxInFlight } : {}),
     metricsPort: a.metricsPort,
     ...(metricsHostArg(a.metricsHost) !== undefined ? { metricsHost: metricsHostArg(a.metricsHost)! } : {}),
     metricsLingerMs,

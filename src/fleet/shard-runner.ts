@@ -10,6 +10,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { join } from 'node:path';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
 import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
@@ -26,6 +27,8 @@ import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identi
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
+import { InFlightGate, MAX_IN_FLIGHT_DEFAULT, MAX_IN_FLIGHT_PER_DEVICE_DEFAULT } from '../transport/in-flight-gate.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../transport/controller-transport.js';
 import { arrivalOffsetsMs, shardIndex } from './arrival-schedule.js';
 import { DeltaSender } from './delta-sender.js';
 import { actionTouchesDevice, groupOfAction, isDeviceSide } from './device-timeline.js';
@@ -40,7 +43,7 @@ import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
 import { LogSpillFile } from './log-spill-file.js';
 import { ShardFaults } from '../faults/shard-faults.js';
-import type { FleetDeviceInfo, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
+import type { FleetDeviceInfo, ProcessMemory, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
 /** What the shard needs from a device (VirtualDevice implements it). */
 export interface FleetDevice {
@@ -121,12 +124,16 @@ export class ShardRunner {
   private heapUsedPeak = 0;
   private memoryBefore: SettledMemory | undefined;
   private memoryAtEnd: SettledMemory | undefined;
+  /** Process memory at that sample, bytes (RSS is the whole process: every worker and the main thread). */
+  private usageAtSample: NodeJS.MemoryUsage | undefined;
   /** What the fleet was doing when memoryAtEnd was sampled (requests in flight, queued reliable messages). */
   private memorySampleState: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } } | undefined;
   /** Requests of this worker in flight now (controller and LPS). */
   private inFlightNow: () => number = () => 0;
   /** The worker's timed transport to the controller (set by run()). */
   private timed: TimedTransport | undefined;
+  /** The worker's in-flight caps (set by run()). */
+  private gate: InFlightGate | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -259,9 +266,16 @@ export class ShardRunner {
     const inner = this.faults.wrapTransport(createTransport(task), startAtMs, task.scenario.seed);
     this.inFlightNow = () => {
       const pool = inner.stats?.();
-      return (pool ? pool.running + (pool.queued ?? 0) : 0) + this.lpsFleet.inFlight();
+      return (pool ? pool.running + (pool.queued ?? 0) : 0) + (this.gate?.waiting ?? 0) + this.lpsFleet.inFlight();
     };
-    const transport = new TimedTransport(inner, this.clock, [this.recorder, this.health]);
+    // Inside the timed transport: a request waiting for a slot counts its wait as latency.
+    const gate = new InFlightGate(inner, this.clock, {
+      maxInFlight: task.maxInFlight ?? MAX_IN_FLIGHT_DEFAULT,
+      maxPerDevice: task.maxInFlightPerDevice ?? MAX_IN_FLIGHT_PER_DEVICE_DEFAULT,
+      timeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+    });
+    this.gate = gate;
+    const transport = new TimedTransport(gate, this.clock, [this.recorder, this.health]);
     this.timed = transport;
     const record = this.record;
     if (record) {
@@ -328,6 +342,7 @@ export class ShardRunner {
       const s = await record.close();
       recordStats = { dir: record.dir, exchanges: s.exchanges, dropped: s.dropped, ...(s.writeError ? { writeError: s.writeError } : {}) };
     }
+    gate.close();
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
     await this.closeDiskStates();
@@ -347,6 +362,7 @@ export class ShardRunner {
       memory: {
         heapUsedPeak: this.heapUsedPeak,
         rssAtEnd: process.memoryUsage.rss(),
+        ...(this.usageAtSample ? { atSampleUsage: pickUsage(this.usageAtSample) } : {}),
         ...(this.memoryBefore && this.memoryAtEnd
           ? { settledBytesPerDevice: bytesPerDevice(this.memoryBefore, this.memoryAtEnd, this.started) }
           : {}),
@@ -355,6 +371,7 @@ export class ShardRunner {
       ...(recordStats ? { record: recordStats } : {}),
       ...(this.resumed > 0 ? { resumed: this.resumed } : {}),
       ...(faults ? { faults } : {}),
+      inFlight: gate.stats(),
     };
   }
 
@@ -401,6 +418,7 @@ export class ShardRunner {
     const startedAt = this.clock.now();
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
+    this.usageAtSample = process.memoryUsage();
     this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
@@ -630,6 +648,14 @@ export class ShardRunner {
     this.lastDeltaAt = now;
     return delta;
   }
+}
+
+/** The figures of process.memoryUsage() a ShardResult carries (plain data for the port). */
+function pickUsage(u: NodeJS.MemoryUsage): ProcessMemory {
+  // The young generation grows with the allocation rate up to a fixed maximum: a per-worker cost
+  // that a comparison of two fleet sizes must not count per device.
+  const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+  return { rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, external: u.external, arrayBuffers: u.arrayBuffers, newSpace };
 }
 
 /** Reads the onboarding files named by an external target (runner side; errors name the file). */

@@ -50,6 +50,10 @@ export interface ShardTask {
   recordDir?: string;
   /** Delta period, ms (default 1000). */
   deltaIntervalMs?: number;
+  /** --max-in-flight: most controller requests this worker has handed on at once (in-flight-gate.ts). */
+  maxInFlight?: number;
+  /** Most controller requests one device has handed on at once (in-flight-gate.ts). */
+  maxInFlightPerDevice?: number;
 }
 
 /** A device as the controller's fleet map needs it. */
@@ -106,6 +110,17 @@ export interface ShardDrainResult {
   leftAtStop: Record<string, number>;
 }
 
+/** process.memoryUsage() figures, bytes: rss is the whole process, the heap figures this thread's. */
+export interface ProcessMemory {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  /** This thread's young generation (V8 new_space), part of heapTotal. */
+  newSpace: number;
+}
+
 export interface ShardResult {
   workerId: number;
   /** The last delta (everything after the previous one), with final = true. */
@@ -124,6 +139,8 @@ export interface ShardResult {
   memory: {
     heapUsedPeak: number;
     rssAtEnd: number;
+    /** process.memoryUsage() at the settled sample (every device live, before the drain), bytes. */
+    atSampleUsage?: ProcessMemory;
     /** Live heap + ArrayBuffers per started device after a forced GC (only under --expose-gc). */
     settledBytesPerDevice?: number;
     /** Load at that sample: requests in flight and reliable messages queued on the devices. */
@@ -133,6 +150,8 @@ export interface ShardResult {
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };
   /** Devices brought back from the state directory of a run that was cut off (absent: none). */
   resumed?: number;
+  /** The in-flight caps and what the gate measured (absent from fakes that bypass it). */
+  inFlight?: import('../transport/in-flight-gate.js').InFlightStats;
   /** What each of the scenario's faults did in this worker (absent: the scenario has none). */
   faults?: import('../faults/fault-tally.js').FaultTally[];
 }

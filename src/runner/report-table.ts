@@ -2,6 +2,7 @@
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
 import { registerConflictLine } from './register-conflicts.js';
+import { inFlightLine } from './in-flight-line.js';
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatBytes, formatMs } from './format-values.js';
@@ -46,6 +47,8 @@ export function renderReport(s: RunSummary): string {
   out.push(...thresholdLines(s));
   out.push('');
   out.push(generatorLine(s));
+  const inFlight = inFlightLine(s);
+  if (inFlight !== undefined) out.push(inFlight);
   if (s.target === 'embedded') {
     out.push('             (the embedded controller runs on this machine and shares its CPU with the generator)');
   }

@@ -39,6 +39,9 @@ export interface RunScenarioOptions {
   junit?: string;
   /** --record: every exchange goes to DIR/worker-<n>/. */
   recordDir?: string;
+  /** --max-in-flight: most controller requests one worker has handed on at once; default
+   *  MAX_IN_FLIGHT_DEFAULT (transport/in-flight-gate.ts). */
+  maxInFlight?: number;
   /** Fleet state (identities, controller PKI); default .evesim-state in the current directory. */
   stateDir?: string;
   /** A real controller instead of the scenario's target. */

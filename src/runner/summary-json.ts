@@ -69,8 +69,15 @@ export interface GeneratorHealth {
     busy?: number;
     heapPeakMiB?: number;
     settledKiBPerDevice?: number;
+    /** Memory at the memory sample (after a forced GC under --expose-gc), MiB: rss of the whole
+     *  generator process, the heap figures of this worker (bench/fleet-memory.ts compares two fleet
+     *  sizes to get RSS per device). */
+    atSampleMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number; newSpace: number };
     /** At the memory sample: requests in flight and reliable messages queued on the devices. */
     atMemorySample?: { inFlight: number; queuedReliable: number };
+    /** The worker's in-flight caps (--max-in-flight) and what it measured: peaks, and the requests
+     *  that waited for a slot (their wait is in their latency). Absent from older summaries. */
+    inFlight?: import('../transport/in-flight-gate.js').InFlightStats;
   }[];
   /** Event-loop lag p99 of the main thread, ms. */
   mainEventLoopLagP99Ms: number;

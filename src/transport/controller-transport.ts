@@ -60,9 +60,14 @@ export interface ControllerTransportStats extends ConnectorCounters {
   connectsPaced: number;
 }
 
+/** Pooled connections per transport unless told otherwise. */
+export const DEFAULT_POOL_CONNECTIONS = 64;
+/** Whole-request deadline unless the device's own is shorter, ms. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
 const DEFAULTS = {
-  connections: 64,
-  timeoutMs: 120_000,
+  connections: DEFAULT_POOL_CONNECTIONS,
+  timeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
   connectTimeoutMs: 10_000,
   maxBodyBytes: 16 * 1024 * 1024,
   keepAliveTimeoutMs: 15_000,

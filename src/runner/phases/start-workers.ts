@@ -113,6 +113,7 @@ function launchShards(ctx: RunContext, servers: Servers, shards: readonly ShardS
       stateDir: ctx.stateDir,
       fleetId: ctx.fleetId,
       ...(opts.recordDir ? { recordDir: resolve(opts.recordDir) } : {}),
+      ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
     };
     return pool.run({ task, port: port2 }, { transferList: [port2] }) as Promise<ShardResult>;
   });

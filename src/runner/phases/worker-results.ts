@@ -54,6 +54,9 @@ export function collectWorkerResults(
       eventLoopLagP99Ms: round1(res.loop.p99Ms),
       busy: round3(res.loop.meanUtilisation),
       heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
+      ...(res.memory.atSampleUsage
+        ? { atSampleMiB: Object.fromEntries(Object.entries(res.memory.atSampleUsage).map(([k, v]) => [k, round1(v / 2 ** 20)])) as NonNullable<RunSummary['generator']['workers'][number]['atSampleMiB']> }
+        : {}),
       ...(res.memory.settledBytesPerDevice !== undefined ? { settledKiBPerDevice: round1(res.memory.settledBytesPerDevice / 1024) } : {}),
       ...(res.memory.atSample
         ? {
@@ -63,6 +66,7 @@ export function collectWorkerResults(
             },
           }
         : {}),
+      ...(res.inFlight ? { inFlight: { ...res.inFlight, worstWaitMs: round1(res.inFlight.worstWaitMs) } } : {}),
     });
     if (res.record) {
       err(`evesim: recorded ${res.record.exchanges} exchanges in ${res.record.dir}${res.record.dropped ? ` (${res.record.dropped} dropped)` : ''}\n`);

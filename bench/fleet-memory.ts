@@ -1,0 +1,149 @@
+// Resident memory per device with the scenario's apps: the process RSS of an `evesim run` of N
+// devices at steady state, beside a run of N/4 devices measured the same way in the same bench, so
+// the fixed cost of the process (Node, code, pools, TLS contexts) cancels:
+//
+//   RSS per device = (RSS at N − RSS at N/4) / (N − N/4)
+//
+// Each run is its own process (one worker thread, `node --expose-gc`, so the sample follows a full
+// GC) against one `evesim controller --sink` in a third process, which receives the scenario's fleet
+// (groups, apps) through its admin API, so every device runs its apps as in the scenario. The RSS is
+// sampled when the run phase ends, every device live, before the drain (ShardRunner.drainDevices);
+// the live heap per device (heap + ArrayBuffers after GC) is printed beside it.
+//
+//   npm run build && node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N]
+
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunSummary } from '../src/runner/summary-json.js';
+import { positiveIntArg, stringArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
+
+const devices = positiveIntArg('devices', 4000);
+const duration = stringArg('duration', '150s');
+const arrivalOver = stringArg('arrival-over', '60s');
+const maxInFlight = stringArg('max-in-flight', '');
+const scenario = resolve(stringArg('scenario', 'scenarios/steady-state.yaml'));
+const cli = fileURLToPath(new URL('../../bin/evesim.js', import.meta.url));
+const dir = mkdtempSync(join(os.tmpdir(), 'evesim-fleet-memory-'));
+
+/** The sink controller in its own process; resolves once it has printed its addresses. */
+async function startController(): Promise<{ url: string; admin: string; rootCa: string; cert: string; key: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [cli, 'controller', '--sink', '--port', '0', '--admin-port', '0', '--v1-port', '0', '--state-dir', join(dir, 'ctl')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const url = /listening on (https:\/\/\S+)/.exec(out)?.[1];
+    const admin = /admin API on (http:\/\/\S+)/.exec(out)?.[1];
+    const rootCa = /root CA for devices: (\S+)/.exec(out)?.[1];
+    const onboard = /--onboard-cert (\S+) --onboard-key (\S+)/.exec(out);
+    if (url && admin && rootCa && onboard) {
+      return { url, admin, rootCa, cert: onboard[1]!, key: onboard[2]!, stop: async () => void (child.kill('SIGTERM'), await exited) };
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the sink controller did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+interface RunFigures {
+  devices: number;
+  onboarded: number;
+  rssMiB: number;
+  heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number; newSpace: number };
+  liveKiB: number | undefined;
+  inFlight: number | undefined;
+  queued: number | undefined;
+  lagMs: number;
+  /** In-flight peak and requests that waited for a slot (in-flight-gate.ts). */
+  gate: string;
+  requests: number;
+  errors: number;
+}
+
+/** One `evesim run` of n devices in its own process, one worker; its figures from the summary. */
+function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): RunFigures {
+  const summaryFile = join(dir, `summary-${n}.json`);
+  const args = [
+    '--expose-gc',
+    cli,
+    'run',
+    scenario,
+    '--devices', String(n),
+    '--duration', duration,
+    '--arrival-over', arrivalOver,
+    '--graceful-stop', '0s',
+    '--workers', '1',
+    '--controller', ctl.url,
+    '--root-ca', ctl.rootCa,
+    '--onboard-cert', ctl.cert,
+    '--onboard-key', ctl.key,
+    '--controller-admin', ctl.admin,
+    // Its own identities and serials: the two fleets never meet in the controller's registry.
+    '--state-dir', join(dir, `state-${n}`),
+    '--fleet-id', `mem${n}`,
+    '--metrics-linger', '0',
+    '--summary-json', summaryFile,
+    '--quiet',
+    ...(maxInFlight !== '' ? ['--max-in-flight', maxInFlight] : []),
+  ];
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  let s: RunSummary;
+  try {
+    s = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
+  } catch {
+    throw new Error(`the run of ${n} devices wrote no summary (exit ${r.status}): ${r.stderr.slice(-2000)}`);
+  }
+  const w = s.generator.workers[0]!;
+  if (w.atSampleMiB === undefined) throw new Error(`the run of ${n} devices took no memory sample`);
+  return {
+    devices: s.devices.total,
+    onboarded: s.devices.onboarded,
+    rssMiB: w.atSampleMiB.rss,
+    heap: w.atSampleMiB,
+    liveKiB: w.settledKiBPerDevice,
+    inFlight: w.atMemorySample?.inFlight,
+    queued: w.atMemorySample?.queuedReliable,
+    lagMs: w.eventLoopLagP99Ms,
+    gate: w.inFlight ? `in flight peak ${w.inFlight.peak} of ${w.inFlight.maxInFlight}, ${w.inFlight.waited} waited for a slot` : 'no in-flight figures',
+    requests: s.overall.count,
+    errors: s.overall.errors,
+  };
+}
+
+const ctl = await startController();
+try {
+  const small = runFleet(Math.max(1, Math.round(devices / 4)), ctl);
+  const large = runFleet(devices, ctl);
+  const perDeviceKiB = ((large.rssMiB - small.rssMiB) * 1024) / (large.devices - small.devices);
+  console.log(`machine: ${machineDescription()}`);
+  console.log(`scenario: ${scenario}, duration ${duration}, arrival over ${arrivalOver}, sink controller in its own process, one worker per run`);
+  for (const f of [small, large]) {
+    console.log(
+      `  ${String(f.devices).padStart(6)} devices (${f.onboarded} onboarded): process RSS ${f.rssMiB.toFixed(1)} MiB at the sample ` +
+        `(worker heap committed ${f.heap.heapTotal} MiB of which young generation ${f.heap.newSpace}, used ${f.heap.heapUsed}, external ${f.heap.external}, ArrayBuffers ${f.heap.arrayBuffers}), ` +
+        `live heap ${f.liveKiB?.toFixed(1) ?? '?'} KiB/device, ${f.inFlight ?? '?'} in flight, ${f.queued ?? '?'} reliable messages queued, ` +
+        `lag p99 ${f.lagMs} ms, ${f.gate}, ${f.requests} requests, ${f.errors} errors`,
+    );
+  }
+  const grown = (k: 'heapTotal' | 'heapUsed' | 'external' | 'newSpace') => (((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices)).toFixed(1);
+  console.log(
+    `growth per device: worker heap committed ${grown('heapTotal')} KiB (young generation ${grown('newSpace')} KiB of it), used ${grown('heapUsed')} KiB, external ${grown('external')} KiB`,
+  );
+  // The young generation grows with the allocation rate until it reaches V8's maximum (a fixed cost
+  // per worker, 48 MiB at Node 20's defaults); at small fleets it has not, so it is shown apart.
+  const youngKiB = ((large.heap.newSpace - small.heap.newSpace) * 1024) / (large.devices - small.devices);
+  console.log(
+    `RSS growth per device: ${perDeviceKiB.toFixed(1)} KiB  ((${large.rssMiB.toFixed(1)} − ${small.rssMiB.toFixed(1)}) MiB / ${large.devices - small.devices} devices), ` +
+      `${(perDeviceKiB - youngKiB).toFixed(1)} KiB without the young generation's growth; goal ≤ 16 KiB`,
+  );
+} finally {
+  await ctl.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,229 @@
+// Bounds the requests a worker has in flight: at most `maxInFlight` handed to the transport at
+// once across the worker's devices, and at most `maxPerDevice` for any one device. Requests
+// beyond either cap wait here, first come first served, so a slow controller makes requests wait
+// instead of piling up sockets, parsers and timers without bound. The queue itself is bounded:
+// every device awaits its own requests (one per endpoint loop, as EVE's goroutines do), so it never
+// holds more than the devices' loops.
+//
+// The wait is generator-side queueing, not the controller's doing, but it stays in the figures:
+// latency counts from the request's dueAt (timed-transport.ts wraps this gate), so a request that
+// waited reports its wait as latency (no coordinated omission). The request's deadline (the
+// device's timer.send.timeout, else the transport's) runs from when the device asked, as it would in
+// the pool: a request that waits past it fails as 'timeout' without reaching the wire, and one
+// handed on late gets only what is left of it.
+
+import type { Clock, Millis, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
+import { TransportError } from '../device/ports.js';
+import { DEFAULT_POOL_CONNECTIONS, requestDeadlineMs } from './controller-transport.js';
+/**
+ * Default worker cap: four requests per pooled connection. With one request per connection on the
+ * wire (no pipelining) the pool can run 64; the rest wait in its queue for a free socket, so
+ * the cap does not slow a healthy run, and per-device connections (API v1) still get 256 at once.
+ */
+export const MAX_IN_FLIGHT_DEFAULT = 4 * DEFAULT_POOL_CONNECTIONS;
+/**
+ * Default per-device cap: one request per endpoint loop of an EVE device (config, info, metrics,
+ * logs, app logs, flow logs, attestation, certificates), each of which awaits its own answer.
+ */
+export const MAX_IN_FLIGHT_PER_DEVICE_DEFAULT = 8;
+
+export interface InFlightGateOptions {
+  /** Most requests handed on at once by this worker. */
+  maxInFlight: number;
+  /** Most requests handed on at once for one device. */
+  maxPerDevice: number;
+  /** The transport's own whole-request deadline, ms (the device's own applies when shorter). */
+  timeoutMs: number;
+}
+
+/** What the gate saw: measured peaks, not the caps. */
+export interface InFlightStats {
+  maxInFlight: number;
+  maxPerDevice: number;
+  /** Most requests handed on at once, worker-wide. */
+  peak: number;
+  /** Most requests one device had handed on at once. */
+  peakPerDevice: number;
+  /** Most requests waiting for a slot at once. */
+  queuePeak: number;
+  /** Requests that waited for a slot (not handed on at once). */
+  waited: number;
+  /** Longest wait for a slot, ms (requests still waiting at close() included). */
+  worstWaitMs: number;
+  /** Requests whose deadline passed while they waited (failed as 'timeout', never sent). */
+  timedOutWaiting: number;
+}
+
+interface Waiting {
+  req: TransportRequest;
+  resolve: (res: TransportResponse) => void;
+  reject: (err: unknown) => void;
+  askedAt: Millis;
+  deadlineMs: number;
+  timer: NodeJS.Timeout | undefined;
+  /** Handed on or timed out: skipped by the queue. */
+  done: boolean;
+}
+
+export class InFlightGate implements Transport {
+  private active = 0;
+  /** Requests handed on, by device (present only while a device has some). */
+  private readonly byDevice = new Map<number, number>();
+  /** FIFO; entries before `head` are gone, `done` entries are skipped. */
+  private queue: Waiting[] = [];
+  private head = 0;
+  private waitingNow = 0;
+  private readonly figures: Omit<InFlightStats, 'maxInFlight' | 'maxPerDevice'> = {
+    peak: 0,
+    peakPerDevice: 0,
+    queuePeak: 0,
+    waited: 0,
+    worstWaitMs: 0,
+    timedOutWaiting: 0,
+  };
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly clock: Clock,
+    private readonly opts: InFlightGateOptions,
+  ) {
+    for (const k of ['maxInFlight', 'maxPerDevice', 'timeoutMs'] as const) {
+      const v = opts[k];
+      if (!(Number.isInteger(v) && v >= 1)) throw new Error(`in-flight gate: ${k} must be a whole number >= 1, got ${v}`);
+    }
+  }
+
+  request(req: TransportRequest): Promise<TransportResponse> {
+    // pump() runs whenever a slot frees, so while a slot is free every waiting request is one whose
+    // device is at its own cap: one with a slot may pass them, its own device's waiting ones not.
+    if (this.hasSlot(req.deviceIndex)) return this.handOn(req);
+    return new Promise<TransportResponse>((resolve, reject) => {
+      const w: Waiting = { req, resolve, reject, askedAt: this.clock.now(), deadlineMs: requestDeadlineMs(req, this.opts.timeoutMs), timer: undefined, done: false };
+      w.timer = setTimeout(() => this.expire(w), w.deadlineMs);
+      this.queue.push(w);
+      this.waitingNow++;
+      this.figures.waited++;
+      if (this.waitingNow > this.figures.queuePeak) this.figures.queuePeak = this.waitingNow;
+    });
+  }
+
+  /** Requests handed on now. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Requests waiting for a slot now. */
+  get waiting(): number {
+    return this.waitingNow;
+  }
+
+  /**
+   * The run is over: every request still waiting fails now as 'closed' (never sent), so no wait
+   * timer outlives the run. Requests already handed on are the transport's to end.
+   */
+  close(): void {
+    for (let i = this.head; i < this.queue.length; i++) {
+      const w = this.queue[i]!;
+      if (w.done) continue;
+      w.done = true;
+      clearTimeout(w.timer);
+      // Still waiting at the end: its wait so far counts towards the worst.
+      this.noteWait(w);
+      w.reject(new TransportError(`${w.req.method} ${w.req.path} (device ${w.req.deviceIndex}, ${w.req.endpoint}): the run ended while it waited for an in-flight slot (closed)`, 'closed'));
+    }
+    this.waitingNow = 0;
+    this.compact();
+  }
+
+  stats(): InFlightStats {
+    return { maxInFlight: this.opts.maxInFlight, maxPerDevice: this.opts.maxPerDevice, ...this.figures };
+  }
+
+  private hasSlot(device: number): boolean {
+    return this.active < this.opts.maxInFlight && (this.byDevice.get(device) ?? 0) < this.opts.maxPerDevice;
+  }
+
+  private handOn(req: TransportRequest): Promise<TransportResponse> {
+    const device = req.deviceIndex;
+    const mine = (this.byDevice.get(device) ?? 0) + 1;
+    this.byDevice.set(device, mine);
+    this.active++;
+    if (this.active > this.figures.peak) this.figures.peak = this.active;
+    if (mine > this.figures.peakPerDevice) this.figures.peakPerDevice = mine;
+    let sent: Promise<TransportResponse>;
+    try {
+      sent = this.inner.request(req);
+    } catch (err) {
+      sent = Promise.reject(err);
+    }
+    return sent.finally(() => this.release(device));
+  }
+
+  private release(device: number): void {
+    this.active--;
+    const mine = this.byDevice.get(device)! - 1;
+    if (mine === 0) this.byDevice.delete(device);
+    else this.byDevice.set(device, mine);
+    this.pump();
+  }
+
+  /** Hands on waiting requests, oldest first, while there are slots. */
+  private pump(): void {
+    while (this.waitingNow > 0 && this.active < this.opts.maxInFlight) {
+      const w = this.nextEligible();
+      if (!w) return;
+      w.done = true;
+      clearTimeout(w.timer);
+      this.waitingNow--;
+      const waitedMs = this.noteWait(w);
+      const left = Math.max(1, Math.floor(w.deadlineMs - waitedMs));
+      const req = left < w.deadlineMs ? { ...w.req, timeoutMs: left } : w.req;
+      this.handOn(req).then(w.resolve, w.reject);
+    }
+    this.compact();
+  }
+
+  /** The oldest waiting request whose device is under its own cap. */
+  private nextEligible(): Waiting | undefined {
+    while (this.head < this.queue.length && this.queue[this.head]!.done) this.head++;
+    for (let i = this.head; i < this.queue.length; i++) {
+      const w = this.queue[i]!;
+      if (!w.done && (this.byDevice.get(w.req.deviceIndex) ?? 0) < this.opts.maxPerDevice) return w;
+    }
+    return undefined;
+  }
+
+  private expire(w: Waiting): void {
+    if (w.done) return;
+    w.done = true;
+    this.waitingNow--;
+    this.figures.timedOutWaiting++;
+    const waitedMs = this.noteWait(w);
+    const { req } = w;
+    w.reject(
+      new TransportError(
+        `${req.method} ${req.path} (device ${req.deviceIndex}, ${req.endpoint}): waited ${Math.round(waitedMs)} ms for one of the worker's ${this.opts.maxInFlight} in-flight slots, past the ${w.deadlineMs} ms deadline (timeout)`,
+        'timeout',
+      ),
+    );
+    this.compact();
+  }
+
+  /** How long `w` has waited, ms, kept if it is the worst yet. */
+  private noteWait(w: Waiting): number {
+    const waitedMs = this.clock.now() - w.askedAt;
+    if (waitedMs > this.figures.worstWaitMs) this.figures.worstWaitMs = waitedMs;
+    return waitedMs;
+  }
+
+  /** Drops the handled prefix once it is most of the array. */
+  private compact(): void {
+    if (this.waitingNow === 0) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+// The in-flight gate on its own: worker and per-device caps hold (measured by the fake transport,
+// not read back from the config), waiting requests go first come first served, a device over its
+// own cap lets others pass, and a request whose deadline passes while it waits fails as 'timeout'.
+
+import { describe, expect, it } from 'vitest';
+import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
+import { TransportError } from '../src/device/ports.js';
+import { InFlightGate } from '../src/transport/in-flight-gate.js';
+
+/** Holds every request until answer() is called; counts what it has at once. */
+class HeldTransport implements Transport {
+  readonly held: { req: TransportRequest; resolve: (r: TransportResponse) => void }[] = [];
+  readonly order: string[] = [];
+  now = 0;
+  peak = 0;
+  readonly byDevice = new Map<number, number>();
+  peakPerDevice = 0;
+  request(req: TransportRequest): Promise<TransportResponse> {
+    this.order.push(req.path);
+    this.now++;
+    this.peak = Math.max(this.peak, this.now);
+    const mine = (this.byDevice.get(req.deviceIndex) ?? 0) + 1;
+    this.byDevice.set(req.deviceIndex, mine);
+    this.peakPerDevice = Math.max(this.peakPerDevice, mine);
+    return new Promise((resolve) => this.held.push({ req, resolve }));
+  }
+  answer(): void {
+    const h = this.held.shift()!;
+    this.now--;
+    this.byDevice.set(h.req.deviceIndex, this.byDevice.get(h.req.deviceIndex)! - 1);
+    h.resolve({ status: 200, headers: {}, body: new Uint8Array(0) });
+  }
+}
+
+const req = (device: number, path: string, timeoutMs?: number): TransportRequest => ({
+  endpoint: 'info',
+  method: 'POST',
+  path,
+  headers: {},
+  dueAt: 0,
+  deviceIndex: device,
+  ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+});
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('InFlightGate', () => {
+  it('never hands on more than the worker cap; the rest go in order as answers come', async () => {
+    const inner = new HeldTransport();
+    let t = 1000;
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 3, maxPerDevice: 8, timeoutMs: 60_000 });
+    const done = Array.from({ length: 10 }, (_, i) => gate.request(req(i, `/r${i}`)));
+    await tick();
+    expect(inner.now).toBe(3);
+    expect(gate.waiting).toBe(7);
+    t += 500;
+    while (inner.held.length > 0) {
+      inner.answer();
+      await tick();
+    }
+    await Promise.all(done);
+    expect(inner.order).toEqual(Array.from({ length: 10 }, (_, i) => `/r${i}`));
+    expect(inner.peak).toBe(3);
+    expect(gate.stats()).toMatchObject({ peak: 3, waited: 7, queuePeak: 7, worstWaitMs: 500, timedOutWaiting: 0 });
+    expect(gate.inFlight).toBe(0);
+  });
+
+  it('a device at its own cap waits while other devices pass', async () => {
+    const inner = new HeldTransport();
+    const gate = new InFlightGate(inner, { now: () => 0 }, { maxInFlight: 10, maxPerDevice: 2, timeoutMs: 60_000 });
+    const done = [gate.request(req(1, '/a1')), gate.request(req(1, '/a2')), gate.request(req(1, '/a3')), gate.request(req(2, '/b1'))];
+    await tick();
+    expect(inner.order).toEqual(['/a1', '/a2', '/b1']);
+    inner.answer(); // a1
+    await tick();
+    expect(inner.order).toEqual(['/a1', '/a2', '/b1', '/a3']);
+    while (inner.held.length > 0) {
+      inner.answer();
+      await tick();
+    }
+    await Promise.all(done);
+    expect(inner.peakPerDevice).toBe(2);
+    expect(gate.stats()).toMatchObject({ peakPerDevice: 2, waited: 1 });
+  });
+
+  it('a request whose deadline passes while it waits fails as timeout and is never sent; a late one gets what is left', async () => {
+    const inner = new HeldTransport();
+    let t = 0;
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
+    const first = gate.request(req(1, '/first'));
+    const short = gate.request(req(2, '/short', 30));
+    const long = gate.request(req(3, '/long', 10_000));
+    await expect(short).rejects.toSatisfy((e: unknown) => e instanceof TransportError && e.code === 'timeout' && /in-flight slots/.test(e.message));
+    t = 4000;
+    inner.answer();
+    await first;
+    await tick();
+    expect(inner.order).toEqual(['/first', '/long']);
+    expect(inner.held[0]!.req.timeoutMs).toBe(6000);
+    inner.answer();
+    await long;
+    expect(gate.stats()).toMatchObject({ timedOutWaiting: 1, waited: 2 });
+  });
+
+  it('refuses caps that are not whole numbers >= 1', () => {
+    const inner = new HeldTransport();
+    expect(() => new InFlightGate(inner, { now: () => 0 }, { maxInFlight: 0, maxPerDevice: 1, timeoutMs: 1 })).toThrow(/maxInFlight must be a whole number >= 1, got 0/);
+  });
+});
+
+describe('InFlightGate.close', () => {
+  it('fails every waiting request as closed, never sending it', async () => {
+    const inner = new HeldTransport();
+    const gate = new InFlightGate(inner, { now: () => 0 }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
+    void gate.request(req(1, '/sent'));
+    const waiting = gate.request(req(2, '/waiting'));
+    gate.close();
+    await expect(waiting).rejects.toSatisfy((e: unknown) => e instanceof TransportError && e.code === 'closed');
+    expect(gate.waiting).toBe(0);
+    expect(inner.order).toEqual(['/sent']);
+  });
+});
