@@ -129,7 +129,11 @@ describe('ShardRunner graceful stop', () => {
   });
 
   it('waits for answers already awaited; one that comes after the limit is unfinished, and counted once', async () => {
-    /** Sends one request as it starts, answered 400 ms later (the run lasts 300 ms); nothing queued. */
+    // The answer is held until the test lets it go, relative to the drain's start (device.drain()),
+    // so the outcome does not depend on how fast a loaded machine turns its timers.
+    let answer: (() => void) | undefined;
+    let onDrain: () => void = () => {};
+    /** Sends one request as it starts; nothing queued. */
     class SlowPollDevice implements FleetDevice {
       readonly tally = { undeliveredInfo: 0, undeliveredLogs: 0, undeliveredFlowlog: 0 };
       constructor(private readonly o: DeviceOptions) {}
@@ -137,19 +141,23 @@ describe('ShardRunner graceful stop', () => {
         void this.o.transport.request({ endpoint: 'config', method: 'POST', path: '/config', headers: {}, dueAt: dueAt ?? this.o.clock.now(), deviceIndex: this.o.index }).catch(() => {});
       }
       rebootNow(): void {}
-      drain(): void {}
+      drain(): void {
+        onDrain();
+      }
       readonly drained = true;
       stop(): void {}
       backlog() {
         return { info: 0, logs: 0, flowlog: 0 };
       }
     }
-    const slow: Transport = { request: () => new Promise((resolve) => setTimeout(() => resolve({ status: 200, headers: {}, body: new Uint8Array(0) }), 400)) };
+    const held: Transport = { request: () => new Promise((resolve) => (answer = () => resolve({ status: 200, headers: {}, body: new Uint8Array(0) }))) };
     const one = (gracefulStopMs: number): ShardTask => {
       const t = task(gracefulStopMs, 1);
       return { ...t, scenario: { ...t.scenario, groups: [group('a', 1)] } };
     };
-    const patient = new ShardRunner(one(5_000), { createDevice: (o) => new SlowPollDevice(o), createTransport: () => slow, post: () => {} });
+    // Answered 100 ms into a 5 s drain: the drain waits for it.
+    onDrain = () => setTimeout(() => answer!(), 100);
+    const patient = new ShardRunner(one(5_000), { createDevice: (o) => new SlowPollDevice(o), createTransport: () => held, post: () => {} });
     await patient.prepare();
     const answered = await patient.run(Date.now() + 20);
     expect(answered.drain!.complete).toBe(true);
@@ -157,15 +165,20 @@ describe('ShardRunner graceful stop', () => {
     expect(answered.totals).toMatchObject({ requests: 1, errors: 0 });
     expect(answered.finalDelta.requests).toEqual([{ endpoint: 'config', api: 'v2', status: '200', count: 1 }]);
 
-    const hasty = new ShardRunner(one(20), { createDevice: (o) => new SlowPollDevice(o), createTransport: () => slow, post: () => {} });
+    // Answered only after a 20 ms drain is over: unfinished.
+    answer = undefined;
+    onDrain = () => {};
+    const hasty = new ShardRunner(one(20), { createDevice: (o) => new SlowPollDevice(o), createTransport: () => held, post: () => {} });
     await hasty.prepare();
     const cut = await hasty.run(Date.now() + 20);
     expect(cut.drain!.complete).toBe(false);
     expect(cut.totals).toMatchObject({ requests: 1, errors: 1 });
     expect(cut.finalDelta.errors).toEqual([{ endpoint: 'config', api: 'v2', status: 'unfinished', count: 1 }]);
-    // Its answer arrives later: not counted again (the worker's recorder, live).
+    // Its answer arrives now: not counted again (the worker's recorder, live).
     const live = (hasty as unknown as { recorder: { totals: { requests: number } } }).recorder.totals;
-    await new Promise((r) => setTimeout(r, 500));
+    expect(answer).toBeDefined();
+    answer!();
+    await new Promise((r) => setTimeout(r, 50));
     expect(live.requests).toBe(1);
   });
 
