@@ -4,6 +4,7 @@
 //   npm run build && node dist/bench/fleet-capacity.js [--sizes 2000,5000,10000] [--duration 7m]
 //   node dist/bench/fleet-capacity.js --find-max [--sizes 10000] [--lag-limit 100ms]
 //   node dist/bench/fleet-capacity.js --sizes 10000 --baseline-repo ../evesim-before   (before/after, same run)
+//   node dist/bench/fleet-capacity.js --sizes 5000,5000 --baseline-node-options="--max-semi-space-size=64"
 //
 // The controller is `evesim controller --sink` in a child process (its own state directory and
 // free ports, so it neither shares the generator's CPU figures nor a port with another controller);
@@ -73,7 +74,9 @@ const workers = process.argv.includes('--workers') ? positiveIntArg('workers', 1
 const verifySample = stringArg('verify-sample', '1%');
 // Another checkout of evesim (built) whose generator runs each size too, just before this one's,
 // against the same controller: a before/after comparison measured in the same run.
-const baselineRepo = process.argv.includes('--baseline-repo') ? resolve(stringArg('baseline-repo', '')) : undefined;
+// --baseline-node-options alone: this checkout again with other Node/V8 options (a GC setting, say).
+const baselineNodeOptions = process.argv.includes('--baseline-node-options') ? stringArg('baseline-node-options', '') : undefined;
+const baselineRepo = process.argv.includes('--baseline-repo') ? resolve(stringArg('baseline-repo', '')) : baselineNodeOptions !== undefined ? root : undefined;
 const baselineCli = baselineRepo ? join(baselineRepo, 'bin', 'evesim.js') : undefined;
 if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineRepo}: no bin/evesim.js there`);
 if (baselineRepo && process.argv.includes('--find-max')) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
@@ -208,8 +211,9 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
     ...(workers ? ['--workers', String(workers)] : []),
   ];
   const log = openSync(join(dir, `run-${tag}.log`), 'w');
-  console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo})` : ''}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
-  const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
+  console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''})` : ''}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
+  const env = baseline && baselineNodeOptions !== undefined ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : process.env;
+  const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log], env });
   children.add(gen);
   gen.once('exit', () => children.delete(gen));
   const s = sampler([gen.pid!, ctl.child.pid!]);
