@@ -26,7 +26,6 @@ import { ControllerCore } from '../src/servers/controller/controller-core.js';
 import { resolveControllerOptions } from '../src/servers/controller/controller-options.js';
 import { loadScenario } from '../src/scenario/load-scenario.js';
 import { FleetLayout } from '../src/fleet/fleet-layout.js';
-import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
 import { MetricRecorder } from '../src/fleet/metric-recorder.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
@@ -35,6 +34,7 @@ import { TimedTransport } from '../src/transport/timed-transport.js';
 import { signRequestPayload } from '../src/protocol/envelope.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+import { SimTime } from './sim-time.js';
 
 const devices = positiveIntArg('devices', 2000);
 const minutes = positiveIntArg('minutes', 10);
@@ -42,31 +42,6 @@ const scenarioFile = resolve(stringArg('scenario', 'scenarios/steady-state.yaml'
 const profileFile = stringArg('profile', '');
 const WINDOW_FROM_MIN = 5;
 if (minutes <= WINDOW_FROM_MIN) throw new Error(`--minutes must be more than ${WINDOW_FROM_MIN} (the steady-state window starts there)`);
-
-/** Simulated time on the fleet's own HeapScheduler: jumps to the next wake-up once the answers of the current instant have settled. */
-class SimTime {
-  t: Millis = Math.floor(Date.now() / 1000) * 1000;
-  now = (): Millis => this.t;
-  readonly scheduler = new HeapScheduler(this, {
-    onError: (e) => {
-      throw e;
-    },
-  });
-  async runUntil(until: Millis): Promise<void> {
-    for (;;) {
-      // Answers of this instant first: they may arm wake-ups earlier than any pending one.
-      await settle();
-      const next = this.scheduler.nextDueAt();
-      if (next > until) break;
-      if (next > this.t) this.t = next;
-      this.scheduler.runDue(this.t);
-    }
-    this.t = Math.max(this.t, until);
-  }
-}
-const settle = async (): Promise<void> => {
-  for (let i = 0; i < 2; i++) await new Promise<void>((r) => setImmediate(r));
-};
 
 const time = new SimTime();
 const t0: Millis = time.t;

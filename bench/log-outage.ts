@@ -13,7 +13,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { DeviceOptions } from '../src/device/device-options.js';
-import type { Millis } from '../src/device/ports.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 import type { DeviceSender } from '../src/device/sender/device-sender.js';
 import { DeviceStats } from '../src/device/sender/device-stats.js';
@@ -21,10 +20,10 @@ import { LogGenerator } from '../src/device/telemetry/log-generator.js';
 import { LogUploader, type LogHost } from '../src/device/telemetry/log-uploader.js';
 import { DeviceCounters } from '../src/device/telemetry/metrics-builder.js';
 import { LOG_MEMORY_BUDGET_BYTES } from '../src/device/telemetry/log-spill-port.js';
-import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
 import { LogSpillFile } from '../src/fleet/log-spill-file.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+import { SimTime } from './sim-time.js';
 
 const devices = positiveIntArg('devices', 2000);
 const linesPerSec = positiveIntArg('lines-per-sec', 10);
@@ -33,40 +32,7 @@ if (spillMode !== 'on' && spillMode !== 'off') throw new Error(`--spill needs on
 const gc = (globalThis as { gc?: () => void }).gc;
 if (typeof gc !== 'function') console.error('log-outage: run with node --expose-gc for live-heap figures');
 
-/**
- * Simulated time driving the fleet's own HeapScheduler: time jumps from one wake-up to the next,
- * and uploads in flight settle before each new instant.
- */
-class SimTime {
-  t: Millis = 1_780_000_000_000;
-  now = (): Millis => this.t;
-  readonly scheduler = new HeapScheduler(this, {
-    onError: (e) => {
-      throw e;
-    },
-  });
-  /** Runs the wake-ups due up to `until`, in time order, letting uploads settle after each instant. */
-  async runUntil(until: Millis): Promise<void> {
-    for (;;) {
-      const next = this.scheduler.nextDueAt();
-      if (next > until) break;
-      if (next > this.t) {
-        await settle();
-        this.t = next;
-      }
-      this.scheduler.runDue(this.t);
-    }
-    await settle();
-    this.t = Math.max(this.t, until);
-  }
-}
-
-/** Lets uploads in flight (spill reads, the stand-in sender) move on. */
-const settle = async () => {
-  for (let i = 0; i < 4; i++) await new Promise<void>((r) => setImmediate(r));
-};
-
-const time = new SimTime();
+const time = new SimTime(1_780_000_000_000);
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-log-outage-'));
 const spill = spillMode === 'on' ? new LogSpillFile(dir, 0) : undefined;
 let controllerDown = false;
