@@ -66,9 +66,9 @@ export class FleetAggregate {
   /** The drain's requests (FleetDelta.drain); everything above except `series` and the two
    *  totals below is the run's alone. */
   readonly drain = new DrainFigures();
-  /** Every request and error, the drain's included (the progress view's rate). */
   /** How long devices took to onboard (onboarding-times.ts). */
   readonly onboarding = new OnboardingTimes();
+  /** Every request and error, the drain's included (the progress view's rate). */
   totalRequests = 0;
   totalErrors = 0;
   totalExpected = 0;

@@ -13,6 +13,7 @@
 // Whatever is still queued when the window closes is counted as undelivered at stop.
 
 import type { Millis, Rng } from '../ports.js';
+import { SeededRng } from './seeded-rng.js';
 
 /** Share of the graceful-stop window over which the devices' drain starts are spread. */
 export const DRAIN_START_SPREAD_SHARE = 1 / 3;
@@ -30,7 +31,8 @@ const DRAIN_LOG_INTERVAL_AFTER_429_S = 10;
 export function drainStartOffsetMs(seed: number, deviceIndex: number, gracefulStopMs: number): Millis {
   const spread = Math.max(0, gracefulStopMs) * DRAIN_START_SPREAD_SHARE;
   if (spread === 0) return 0;
-  return Math.floor(unitHash(seed, deviceIndex) * spread);
+  // The device's own seeded stream for this one draw: independent of every other stream it uses.
+  return Math.floor(SeededRng.create(seed, deviceIndex, 'drain').next() * spread);
 }
 
 /**
@@ -42,20 +44,4 @@ export function drainLogIntervalMs(rng: Rng, saw429: boolean): Millis {
   const base = Math.floor((interval * 80) / 100);
   const span = (interval - base) * 2;
   return (span > 0 ? base + rng.int(span) : interval) * 1000;
-}
-
-/** Uniform in [0, 1) from (seed, index): splitmix-style mixing of both words. */
-function unitHash(seed: number, index: number): number {
-  let h = mix32((seed >>> 0) ^ 0x9e3779b9);
-  h = mix32(h ^ (Math.floor(seed / 4294967296) >>> 0));
-  h = mix32(h ^ (index >>> 0));
-  h = mix32(h ^ (Math.floor(index / 4294967296) >>> 0) ^ 0x632be5ab);
-  return h / 4294967296;
-}
-
-function mix32(x: number): number {
-  x = (x + 0x9e3779b9) >>> 0;
-  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b) >>> 0;
-  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) >>> 0;
-  return (x ^ (x >>> 16)) >>> 0;
 }

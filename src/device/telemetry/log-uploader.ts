@@ -267,7 +267,6 @@ export class LogUploader {
     }
   }
 
-  /** Closes the device file and every running app's file up to `now`. */
   /**
    * Closes the lines written since the last close into files. `onUploadTick`: only where no file of
    * that kind is waiting or the raw file is due for rotation anyway (RAW_ROTATION_MS).
