@@ -390,11 +390,9 @@ export class Attestation {
   }
 
   /** A restart asked for during the exchange just handled (restartAfterExchange): now. */
-  private applyRestartAfterExchange(now: Millis): boolean {
+  private applyRestartAfterExchange(now: Millis): void {
     const why = this.restartAfterExchange;
-    if (why === undefined) return false;
-    this.restart(now, why);
-    return true;
+    if (why !== undefined) this.restart(now, why);
   }
 
   /** EVE hands VSK keys from a SUCCESS answer to its vault: they must be the key this device escrowed. */
