@@ -76,7 +76,11 @@ const verifySample = stringArg('verify-sample', '1%');
 // against the same controller: a before/after comparison measured in the same run.
 // --baseline-node-options alone: this checkout again with other Node/V8 options (a GC setting, say).
 const baselineNodeOptions = process.argv.includes('--baseline-node-options') ? stringArg('baseline-node-options', '') : undefined;
-const baselineRepo = process.argv.includes('--baseline-repo') ? resolve(stringArg('baseline-repo', '')) : baselineNodeOptions !== undefined ? root : undefined;
+// --tick D: this checkout's generator runs with `--tick D`; --baseline-tick D: the baseline's does
+// (alone: this checkout again, so the pair shows what the tick does; 0 for exact times).
+const tick = process.argv.includes('--tick') ? stringArg('tick', '') : undefined;
+const baselineTick = process.argv.includes('--baseline-tick') ? stringArg('baseline-tick', '') : undefined;
+const baselineRepo = process.argv.includes('--baseline-repo') ? resolve(stringArg('baseline-repo', '')) : baselineNodeOptions !== undefined || baselineTick !== undefined ? root : undefined;
 const baselineCli = baselineRepo ? join(baselineRepo, 'bin', 'evesim.js') : undefined;
 if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineRepo}: no bin/evesim.js there`);
 if (baselineRepo && process.argv.includes('--find-max')) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
@@ -198,6 +202,11 @@ async function measureSize(ctl: Controller, devices: number, baseline = false): 
   }
 }
 
+/** `--tick D` for the generator, nothing for exact times (0) or when not given. */
+function tickArgs(t: string | undefined): string[] {
+  return t === undefined || /^0+(ms|s)?$/.test(t) ? [] : ['--tick', t];
+}
+
 async function runSize(ctl: Controller, devices: number, baseline: boolean): Promise<SizeResult> {
   const arrivalOverMs = arrivalOverArg ?? defaultArrivalOverMs(devices, durationMs);
   const tag = baseline ? `${devices}-baseline` : `${devices}`;
@@ -209,9 +218,11 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
     '--devices', String(devices), '--duration', `${durationMs}ms`, '--arrival-over', `${arrivalOverMs}ms`,
     '--state-dir', join(dir, baseline ? 'generator-baseline' : 'generator'), '--summary-json', summaryFile, '--metrics-linger', '0', '--quiet',
     ...(workers ? ['--workers', String(workers)] : []),
+    ...tickArgs(baseline ? baselineTick : tick),
   ];
   const log = openSync(join(dir, `run-${tag}.log`), 'w');
-  console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''})` : ''}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
+  const tickNote = (baseline ? baselineTick : tick) ? `, --tick ${baseline ? baselineTick : tick}` : '';
+  console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''}${tickNote})` : tickNote}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
   const env = baseline && baselineNodeOptions !== undefined ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : process.env;
   const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log], env });
   children.add(gen);

@@ -90,6 +90,8 @@ const CASES: Case[] = [
     args: () => ['run', SMOKE, '--dry-run', '--devices', '9000000', '--workers', '1'],
     line: /^evesim: --devices: 9000000 devices on one worker, but a worker holds at most \d+ on this machine \(\d+ MiB heap per worker of 1, from \d+ GiB; 96 KiB per device\): run fewer devices, or spread the fleet over machines with --shard i\/n$/,
   },
+  { name: '--tick without a unit', args: () => ['run', SMOKE, '--dry-run', '--tick', '50'], line: 'evesim: --tick: "50" is not a duration (examples: 90s, 2m, 1h30m)' },
+  { name: '--tick coarser than a second', args: () => ['run', SMOKE, '--dry-run', '--tick', '2s'], line: "evesim: --tick: at most 1s (a coarser grid would move EVE's timers noticeably), got 2s" },
   { name: '--workers 0', args: () => ['run', SMOKE, '--dry-run', '--workers', '0'], line: 'evesim: --workers: must be a whole number ≥ 1 (got 0)' },
   { name: '--metrics-port out of range', args: () => ['run', SMOKE, '--dry-run', '--metrics-port', '70000'], line: 'evesim: --metrics-port: 70000 is not a TCP port (0..65535)' },
   { name: '--metrics-host that is a URL', args: () => ['run', SMOKE, '--dry-run', '--metrics-port', '9464', '--metrics-host', 'http://0.0.0.0'], line: 'evesim: --metrics-host: "http://0.0.0.0" is not an IP address or host name (e.g. 127.0.0.1, 0.0.0.0, ::)' },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HeapScheduler } from '../src/fleet/heap-scheduler.js';
+import { HeapScheduler, onGrid, tickPhaseOf } from '../src/fleet/heap-scheduler.js';
 import { DeviceTimer } from '../src/device/core/device-timer.js';
 
 function fakeClock(start = 0) {
@@ -152,5 +152,45 @@ describe('HeapScheduler', () => {
     s.stop();
     expect(order).toEqual([99, 4, 1, 2, 0, 3]);
     expect(Math.min(...lateness)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('with a tick, due times move up to the grid (phase included) and the moved time is the dueAt the target sees', () => {
+    const clock = fakeClock(1000);
+    const s = new HeapScheduler(clock, { tickMs: 50, tickPhaseMs: 7 });
+    const fired: string[] = [];
+    s.at(1007, (d) => fired.push(`on-grid@${d}`)); // already on the grid: stays
+    s.at(1008, (d) => fired.push(`a@${d}`)); // → 1057
+    s.at(1056, (d) => fired.push(`b@${d}`)); // → 1057, after a (scheduled later)
+    s.at(1000, (d) => fired.push(`now@${d}`)); // due now → 1007, after on-grid
+    s.at(1058, (d) => fired.push(`c@${d}`)); // → 1107
+    expect(s.nextDueAt()).toBe(1007);
+    expect(s.runDue(1056)).toBe(2);
+    expect(fired).toEqual(['on-grid@1007', 'now@1007']);
+    s.runDue(2000);
+    expect(fired).toEqual(['on-grid@1007', 'now@1007', 'a@1057', 'b@1057', 'c@1107']);
+  });
+
+  it('a tick of 0 keeps exact times; a bad tick is refused', () => {
+    const s = new HeapScheduler(fakeClock(), { tickMs: 0, tickPhaseMs: 3 });
+    const fired: number[] = [];
+    s.at(13, (d) => fired.push(d));
+    s.runDue(100);
+    expect(fired).toEqual([13]);
+    expect(() => new HeapScheduler(fakeClock(), { tickMs: -5 })).toThrow(/tickMs/);
+    expect(() => new HeapScheduler(fakeClock(), { tickMs: Number.NaN })).toThrow(/tickMs/);
+  });
+
+  it('grid points and worker phases', () => {
+    expect(onGrid(100, 50, 0)).toBe(100);
+    expect(onGrid(101, 50, 0)).toBe(150);
+    expect(onGrid(101, 50, 20)).toBe(120);
+    expect(onGrid(121, 50, 20)).toBe(170);
+    // Workers of one process (first fleet indices 0..3) and of other shards get distinct phases in [0, step).
+    const phases = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => tickPhaseOf(i, 50));
+    for (const p of phases) expect(p >= 0 && p < 50).toBe(true);
+    expect(new Set(phases.map((p) => Math.round(p * 1000))).size).toBe(phases.length);
+    // No two of eight workers closer than 2 ms on a 50 ms grid: their batches do not coincide.
+    const sorted = [...phases].sort((a, b) => a - b);
+    for (let i = 1; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThan(2);
   });
 });

@@ -32,6 +32,8 @@ export interface RunArgs {
   workers?: number;
   /** --max-in-flight (transport/in-flight-gate.ts). */
   maxInFlight?: number;
+  /** --tick (fleet/heap-scheduler.ts). */
+  tick?: string;
   metricsPort?: number;
   metricsHost?: string;
   metricsLinger?: string;
@@ -60,6 +62,7 @@ export async function runRun(a: RunArgs): Promise<number> {
   let metricsLingerMs: number | undefined;
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
+  let tickMs: number | undefined;
   let outputs: OutSpec[] = [];
   let faults: FaultAction[] = [];
   try {
@@ -73,6 +76,10 @@ export async function runRun(a: RunArgs): Promise<number> {
     metricsLingerMs = linger === '0' ? 0 : (durationArg(linger, '--metrics-linger') ?? DEFAULT_METRICS_LINGER_MS);
     if (a.maxInFlight !== undefined && !(Number.isInteger(a.maxInFlight) && a.maxInFlight >= 1)) {
       throw new Error(`--max-in-flight: expected a whole number of requests >= 1, got ${String(a.maxInFlight)}`);
+    }
+    if (a.tick !== undefined) {
+      tickMs = durationArg(String(a.tick), '--tick');
+      if (tickMs !== undefined && tickMs > 1000) throw new Error(`--tick: at most 1s (a coarser grid would move EVE's timers noticeably), got ${String(a.tick)}`);
     }
     if (a.shard !== undefined) shard = parseShardArg(String(a.shard));
     // A relative --start-at counts from the start of this process, not from when flags are read.
@@ -130,7 +137,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs, faults });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, tickMs, controller, controllerAdmin, outputs, faults });
   } finally {
     await controllerAdmin?.close();
   }
@@ -145,13 +152,14 @@ async function runWith(
     metricsLingerMs: number;
     shard: FleetShard | undefined;
     startAtMs: number | undefined;
+    tickMs: number | undefined;
     controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
     outputs: OutSpec[];
     faults: FaultAction[];
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, controller, controllerAdmin, outputs, faults } = p;
+  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, tickMs, controller, controllerAdmin, outputs, faults } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -161,6 +169,7 @@ async function runWith(
     seed: a.seed,
     workers: a.workers,
     ...(a.maxInFlight !== undefined ? { maxInFlight: a.maxInFlight } : {}),
+    ...(tickMs ? { tickMs } : {}),
     metricsPort: a.metricsPort,
     ...(metricsHostArg(a.metricsHost) !== undefined ? { metricsHost: metricsHostArg(a.metricsHost)! } : {}),
     metricsLingerMs,

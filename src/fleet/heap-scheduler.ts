@@ -5,6 +5,12 @@
 // Storage is struct-of-arrays over recycled slots; a handle is slot + generation so a stale handle
 // (already fired or cancelled, slot reused) cancels nothing. Entries due at the same time fire in
 // the order they were scheduled, so a seeded run replays the same way.
+//
+// With a tick (--tick), every due time is moved up to the next point of a grid of that step, so the
+// wake-ups of many devices fire in one turn of the event loop and their requests leave together.
+// The moved time is the due time (the device sees it, and latency counts from it), so the figures
+// stay honest; what changes is that one turn serves a batch, which the worker pays for once per
+// turn instead of once per request (bench/README.md, "tick").
 
 import { wake, type Clock, type Millis, type Scheduler, type TimerHandle, type WakeTarget } from '../device/ports.js';
 
@@ -21,6 +27,11 @@ export interface HeapSchedulerOptions {
   onError?: (err: unknown) => void;
   /** Longest a single drain may run before yielding to I/O (ms). Keeps event-loop lag bounded. */
   sliceMs?: number;
+  /** Grid step for due times, ms; 0 or absent: exact due times. */
+  tickMs?: number;
+  /** Where this scheduler's grid starts within a step, ms in [0, tickMs): workers of one fleet use
+   *  different phases so their batches do not reach the controller at the same instant. */
+  tickPhaseMs?: number;
 }
 
 export class HeapScheduler implements Scheduler {
@@ -47,6 +58,8 @@ export class HeapScheduler implements Scheduler {
   private readonly sliceMs: number;
   private readonly onError: (err: unknown) => void;
   private fired = 0;
+  private readonly tickMs: number;
+  private readonly tickPhaseMs: number;
 
   constructor(private readonly clock: Clock, opts: HeapSchedulerOptions = {}) {
     const cap = 1024;
@@ -56,6 +69,9 @@ export class HeapScheduler implements Scheduler {
     this.pos = new Int32Array(cap).fill(-1);
     this.heap = new Int32Array(cap);
     this.sliceMs = opts.sliceMs ?? 20;
+    this.tickMs = opts.tickMs ?? 0;
+    if (!(Number.isFinite(this.tickMs) && this.tickMs >= 0)) throw new Error(`HeapScheduler: tickMs must be a finite number >= 0, got ${this.tickMs}`);
+    this.tickPhaseMs = this.tickMs > 0 ? ((opts.tickPhaseMs ?? 0) % this.tickMs + this.tickMs) % this.tickMs : 0;
     this.onError =
       opts.onError ??
       ((err) => {
@@ -80,6 +96,7 @@ export class HeapScheduler implements Scheduler {
 
   at(at: Millis, fn: WakeTarget): TimerHandle {
     if (!Number.isFinite(at)) throw new Error(`Scheduler.at: due time must be finite, got ${at}`);
+    if (this.tickMs > 0) at = onGrid(at, this.tickMs, this.tickPhaseMs);
     const slot = this.allocSlot();
     this.dueTimes[slot] = at;
     this.seqs[slot] = this.nextSeq++;
@@ -291,4 +308,16 @@ function grow<T extends Float64Array | Uint32Array | Int32Array>(arr: T, cap: nu
   const next = new (arr.constructor as new (n: number) => T)(cap);
   next.set(arr);
   return next;
+}
+
+/** The first point of the grid (phase + k·step) at or after `at`. */
+export function onGrid(at: Millis, stepMs: number, phaseMs: number): Millis {
+  return phaseMs + Math.ceil((at - phaseMs) / stepMs) * stepMs;
+}
+
+/** A worker's grid phase: spread over the step by the golden ratio of its first fleet index, so
+ *  any number of workers and shards land on different instants without knowing of each other. */
+export function tickPhaseOf(firstFleetIndex: number, stepMs: number): number {
+  const golden = 0.6180339887498949;
+  return ((firstFleetIndex * golden) % 1) * stepMs;
 }

@@ -35,7 +35,7 @@ import { actionTouchesDevice, groupOfAction, isDeviceSide } from './device-timel
 import { emptyLifecycleCounts, type FleetDelta } from './fleet-delta.js';
 import { FleetLayout } from './fleet-layout.js';
 import { OnboardingClock } from './onboarding-times.js';
-import { HeapScheduler } from './heap-scheduler.js';
+import { HeapScheduler, tickPhaseOf } from './heap-scheduler.js';
 import { bytesPerDevice, settledMemory, writeHeapSnapshotIfAsked, type SettledMemory } from './memory-probe.js';
 import { warmAllCodecs } from '../protocol/proto-root.js';
 import { LoopMonitor } from './loop-monitor.js';
@@ -154,6 +154,7 @@ export class ShardRunner {
     this.clock = deps.clock ?? realClock;
     this.scheduler = new HeapScheduler(this.clock, {
       onError: (err) => this.recorder.onDeviceError(-1, 'scheduler', err),
+      ...(task.tickMs ? { tickMs: task.tickMs, tickPhaseMs: tickPhaseOf(task.shard.firstIndex, task.tickMs) } : {}),
     });
     this.devices = new Array(task.shard.count);
     this.lpsFleet = new LpsFleet(task.scenario, this.layout, this.clock, [this.recorder]);

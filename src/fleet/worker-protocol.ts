@@ -54,6 +54,8 @@ export interface ShardTask {
   maxInFlight?: number;
   /** Most controller requests one device has handed on at once (in-flight-gate.ts). */
   maxInFlightPerDevice?: number;
+  /** --tick: the grid step of device wake-ups, ms (heap-scheduler.ts); absent or 0: exact times. */
+  tickMs?: number;
 }
 
 /** A device as the controller's fleet map needs it. */

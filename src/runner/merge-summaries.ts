@@ -234,11 +234,19 @@ function mergeGenerator(runs: readonly RunSummary[]): MeasuredRun['generator'] {
     mainEventLoopLagP99Ms: Math.max(0, ...runs.map((r) => r.generator?.mainEventLoopLagP99Ms ?? 0)),
     cpuPercent: Math.max(0, ...runs.map((r) => r.generator?.cpuPercent ?? 0)),
     ...mergedRssPeak(runs),
+    ...mergedTick(runs),
   };
 }
 
 /** Each shard is a process of its own: the fleet's generators together held at most the sum of
  *  their peaks (memory.rss_per_device divides it by the merged devices). Absent when a shard lacks one. */
+/** The shards' tick when they all ran on the same one (evesim merge is for one fleet, one command line). */
+function mergedTick(runs: readonly RunSummary[]): { tickMs?: number } {
+  const ticks = new Set(runs.map((r) => r.generator?.tickMs ?? 0));
+  const [only] = [...ticks];
+  return ticks.size === 1 && only ? { tickMs: only } : {};
+}
+
 function mergedRssPeak(runs: readonly RunSummary[]): { rssPeakBytes?: number } {
   const peaks = runs.map((r) => r.generator?.rssPeakBytes);
   return peaks.every((p): p is number => p !== undefined) ? { rssPeakBytes: peaks.reduce((a, b) => a + b, 0) } : {};

@@ -224,7 +224,8 @@ function generatorLine(s: RunSummary): string {
   return (
     `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms ` +
     `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%` +
-    (g.rssPeakBytes !== undefined ? `, RSS peak ${formatBytes(g.rssPeakBytes)}` : '')
+    (g.rssPeakBytes !== undefined ? `, RSS peak ${formatBytes(g.rssPeakBytes)}` : '') +
+    (g.tickMs ? `, wake-ups on a ${formatMs(g.tickMs)} ms tick` : '')
   );
 }
 

@@ -42,6 +42,9 @@ export interface RunScenarioOptions {
   /** --max-in-flight: most controller requests one worker has handed on at once; default
    *  MAX_IN_FLIGHT_DEFAULT (transport/in-flight-gate.ts). */
   maxInFlight?: number;
+  /** --tick: device wake-ups are due on a grid of this step, ms (fleet/heap-scheduler.ts); absent
+   *  or 0: at their exact times. */
+  tickMs?: number;
   /** Fleet state (identities, controller PKI); default .evesim-state in the current directory. */
   stateDir?: string;
   /** A real controller instead of the scenario's target. */

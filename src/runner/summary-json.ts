@@ -86,6 +86,8 @@ export interface GeneratorHealth {
   /** Peak RSS of the generator process (all threads), sampled each second over the run and the
    *  drain (rss-peak.ts), bytes; absent from older summaries. */
   rssPeakBytes?: number;
+  /** --tick: device wake-ups were due on a grid of this step, ms (absent: exact times). */
+  tickMs?: number;
 }
 
 export interface RunSummary {

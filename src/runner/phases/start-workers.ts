@@ -114,6 +114,7 @@ function launchShards(ctx: RunContext, servers: Servers, shards: readonly ShardS
       fleetId: ctx.fleetId,
       ...(opts.recordDir ? { recordDir: resolve(opts.recordDir) } : {}),
       ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
+      ...(opts.tickMs ? { tickMs: opts.tickMs } : {}),
     };
     return pool.run({ task, port: port2 }, { transferList: [port2] }) as Promise<ShardResult>;
   });
