@@ -211,6 +211,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   const arrivalOverMs = arrivalOverArg ?? defaultArrivalOverMs(devices, durationMs);
   const tag = baseline ? `${devices}-baseline` : `${devices}`;
   const summaryFile = join(dir, `summary-${tag}.json`);
+  const ticked = tickArgs(baseline ? baselineTick : tick);
   const args = [
     baseline ? baselineCli! : cli, 'run', scenarioFile,
     '--controller', ctl.url, '--controller-admin', ctl.adminUrl,
@@ -218,10 +219,10 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
     '--devices', String(devices), '--duration', `${durationMs}ms`, '--arrival-over', `${arrivalOverMs}ms`,
     '--state-dir', join(dir, baseline ? 'generator-baseline' : 'generator'), '--summary-json', summaryFile, '--metrics-linger', '0', '--quiet',
     ...(workers ? ['--workers', String(workers)] : []),
-    ...tickArgs(baseline ? baselineTick : tick),
+    ...ticked,
   ];
   const log = openSync(join(dir, `run-${tag}.log`), 'w');
-  const tickNote = (baseline ? baselineTick : tick) ? `, --tick ${baseline ? baselineTick : tick}` : '';
+  const tickNote = ticked.length > 0 ? `, ${ticked.join(' ')}` : '';
   console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''}${tickNote})` : tickNote}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
   const env = baseline && baselineNodeOptions !== undefined ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : process.env;
   const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log], env });

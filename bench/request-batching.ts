@@ -1,6 +1,6 @@
 // What a request costs the generator when requests leave one at a time versus in batches, at the
 // same rate: why `--tick` cuts the generator's CPU. Bare undici GETs of /ping over kept-alive TLS
-// (the shared pool's settings: 64 connections, pipelining 4) to `evesim controller --sink` in a
+// (the shared pool's settings: 64 connections, one request per connection) to `evesim controller --sink` in a
 // child process (its CPU is not counted), at R requests per second, sent either one every 1/R s or
 // B at a time every B/R s. Client CPU per request is process.cpuUsage() (every thread) over the
 // round ÷ requests. Rounds alternate the order of the batch sizes; medians are printed.
@@ -15,6 +15,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
+import { DEFAULT_POOL_CONNECTIONS } from '../src/transport/controller-transport.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { startStormController } from './storm-controller.js';
@@ -32,7 +33,7 @@ const dir = mkdtempSync(join(os.tmpdir(), 'evesim-batching-'));
 const ctl = await startStormController(join(dir, 'controller'), { sink: true });
 try {
   console.log(`machine: ${machineDescription()}`);
-  const pool = new Pool(new URL(ctl.url).origin, { connections: 64, pipelining: 4, connect: { ca: readFileSync(ctl.rootCaFile, 'utf8') } });
+  const pool = new Pool(new URL(ctl.url).origin, { connections: DEFAULT_POOL_CONNECTIONS, pipelining: 1, connect: { ca: readFileSync(ctl.rootCaFile, 'utf8') } });
   const one = async (): Promise<void> => {
     const res = await pool.request({ path: '/api/v2/edgedevice/ping', method: 'GET' });
     await res.body.arrayBuffer();
