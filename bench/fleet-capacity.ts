@@ -5,6 +5,7 @@
 //   node dist/bench/fleet-capacity.js --find-max [--sizes 10000] [--lag-limit 100ms]
 //   node dist/bench/fleet-capacity.js --sizes 10000 --baseline-repo ../evesim-before   (before/after, same run)
 //   node dist/bench/fleet-capacity.js --sizes 5000,5000 --baseline-node-options="--max-semi-space-size=64"
+//   node dist/bench/fleet-capacity.js --sizes 13000 --workers 1 --trace-gc   (GC per worker thread, gc-trace.ts)
 //
 // The controller is `evesim controller --sink` in a child process (its own state directory and
 // free ports, so it neither shares the generator's CPU figures nor a port with another controller);
@@ -44,6 +45,7 @@ import {
   type Step,
   type WindowLag,
 } from './fleet-capacity-figures.js';
+import { describeGc, longLived, summariseGc, type IsolateGc } from './gc-trace.js';
 
 // dist/bench/fleet-capacity.js when compiled: the repository is two levels up.
 const root = [fileURLToPath(new URL('../../', import.meta.url)), fileURLToPath(new URL('../', import.meta.url))].find((d) => existsSync(join(d, 'bin', 'evesim.js')))!;
@@ -52,6 +54,9 @@ const RESERVED_PORTS = new Set([8443, 8444, 8445]);
 
 const flag = (name: string): boolean => process.argv.includes(`--${name}`);
 const findMax = flag('find-max');
+// --trace-gc: the generator runs under `node --trace-gc`; its log is read back for each worker
+// thread's GC (gc-trace.ts), over the second half of the worker's life (the steady state).
+const traceGc = flag('trace-gc');
 const sizes = stringArg('sizes', findMax ? '5000' : '2000,5000,10000')
   .split(',')
   .map((s) => {
@@ -112,6 +117,8 @@ interface SizeResult {
   onboardedAtS?: number;
   window?: { fromS: number; toS: number };
   problem?: string;
+  /** --trace-gc: the fleet workers' GC (the process's main thread left out). */
+  gc?: IsolateGc[];
 }
 
 function freePort(): Promise<number> {
@@ -225,7 +232,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   const tickNote = ticked.length > 0 ? `, ${ticked.join(' ')}` : '';
   console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''}${tickNote})` : tickNote}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
   const env = baseline && baselineNodeOptions !== undefined ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : process.env;
-  const gen = spawn(process.execPath, args, { stdio: ['ignore', log, log], env });
+  const gen = spawn(process.execPath, traceGc ? ['--trace-gc', ...args] : args, { stdio: ['ignore', log, log], env });
   children.add(gen);
   gen.once('exit', () => children.delete(gen));
   const s = sampler([gen.pid!, ctl.child.pid!]);
@@ -233,7 +240,9 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   s.stop();
   closeSync(log);
   const [genSamples, ctlSamples] = s.samples as [ProcSample[], ProcSample[]];
-  const result: SizeResult = { devices, ...(baseline ? { generator: 'baseline' as const } : {}), exitCode, arrivalOverMs };
+  // The main thread prints first; the long-lived isolates after it are the fleet workers.
+  const gc = traceGc ? longLived(summariseGc(readFileSync(join(dir, `run-${tag}.log`), 'utf8'), 0.5)).slice(1) : undefined;
+  const result: SizeResult = { devices, ...(baseline ? { generator: 'baseline' as const } : {}), exitCode, arrivalOverMs, ...(gc ? { gc } : {}) };
   if (exitCode === 2 || !existsSync(summaryFile)) return { ...result, problem: `the run exited ${exitCode} without a summary (see the log)` };
   const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
   const startMs = Date.parse(summary.startedAt);
@@ -264,6 +273,7 @@ const f1 = (v: number | undefined, d = 1) => (v === undefined || Number.isNaN(v)
 function printSize(r: SizeResult): void {
   if (r.problem) {
     console.log(`  ${r.devices} devices${r.generator ? ` (${r.generator})` : ''}: no steady-state figures: ${r.problem}`);
+    printGc(r);
     return;
   }
   const f = r.figures!;
@@ -274,6 +284,13 @@ function printSize(r: SizeResult): void {
       `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
       `controller ${f1(r.controllerCpuPerRequestUs, 0)} µs CPU per request`,
   );
+  printGc(r);
+}
+
+function printGc(r: SizeResult): void {
+  if (!r.gc) return;
+  if (r.gc.length === 0) console.log('    --trace-gc: no worker thread traced in the log');
+  r.gc.forEach((g, i) => console.log(`    ${describeGc(g, `worker thread ${i}, second half of its life`)}`));
 }
 
 function printTable(results: SizeResult[]): void {
