@@ -10,7 +10,7 @@
 // sampled when the run phase ends, every device live, before the drain (ShardRunner.drainDevices);
 // the live heap per device (heap + ArrayBuffers after GC) is printed beside it.
 //
-//   npm run build && node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N]
+//   npm run build && node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N] [--log-memory 0]
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +25,8 @@ const devices = positiveIntArg('devices', 4000);
 const duration = stringArg('duration', '150s');
 const arrivalOver = stringArg('arrival-over', '60s');
 const maxInFlight = stringArg('max-in-flight', '');
+// --log-memory SIZE: passed to both runs (compressed log bytes each device holds in memory; 0: all on disk).
+const logMemory = stringArg('log-memory', '');
 const scenario = resolve(stringArg('scenario', 'scenarios/steady-state.yaml'));
 const cli = fileURLToPath(new URL('../../bin/evesim.js', import.meta.url));
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-fleet-memory-'));
@@ -60,6 +62,8 @@ interface RunFigures {
   liveKiB: number | undefined;
   inFlight: number | undefined;
   queued: number | undefined;
+  logsKeptKiB: number | undefined;
+  logsInMemoryKiB: number | undefined;
   lagMs: number;
   /** In-flight peak and requests that waited for a slot (in-flight-gate.ts). */
   gate: string;
@@ -92,6 +96,7 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
     '--summary-json', summaryFile,
     '--quiet',
     ...(maxInFlight !== '' ? ['--max-in-flight', maxInFlight] : []),
+    ...(logMemory !== '' ? ['--log-memory', logMemory] : []),
   ];
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   let s: RunSummary;
@@ -110,6 +115,8 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
     liveKiB: w.settledKiBPerDevice,
     inFlight: w.atMemorySample?.inFlight,
     queued: w.atMemorySample?.queuedReliable,
+    logsKeptKiB: w.atMemorySample?.logFilesKeptKiB,
+    logsInMemoryKiB: w.atMemorySample?.logFilesInMemoryKiB,
     lagMs: w.eventLoopLagP99Ms,
     gate: w.inFlight ? `in flight peak ${w.inFlight.peak} of ${w.inFlight.maxInFlight}, ${w.inFlight.waited} waited for a slot` : 'no in-flight figures',
     requests: s.overall.count,
@@ -123,12 +130,12 @@ try {
   const large = runFleet(devices, ctl);
   const perDeviceKiB = ((large.rssMiB - small.rssMiB) * 1024) / (large.devices - small.devices);
   console.log(`machine: ${machineDescription()}`);
-  console.log(`scenario: ${scenario}, duration ${duration}, arrival over ${arrivalOver}, sink controller in its own process, one worker per run`);
+  console.log(`scenario: ${scenario}, duration ${duration}, arrival over ${arrivalOver}, sink controller in its own process, one worker per run${logMemory !== '' ? `, --log-memory ${logMemory}` : ''}`);
   for (const f of [small, large]) {
     console.log(
       `  ${String(f.devices).padStart(6)} devices (${f.onboarded} onboarded): process RSS ${f.rssMiB.toFixed(1)} MiB at the sample ` +
         `(worker heap committed ${f.heap.heapTotal} MiB of which young generation ${f.heap.newSpace}, used ${f.heap.heapUsed}, external ${f.heap.external}, ArrayBuffers ${f.heap.arrayBuffers}), ` +
-        `live heap ${f.liveKiB?.toFixed(1) ?? '?'} KiB/device, ${f.inFlight ?? '?'} in flight, ${f.queued ?? '?'} reliable messages queued, ` +
+        `live heap ${f.liveKiB?.toFixed(1) ?? '?'} KiB/device, ${f.inFlight ?? '?'} in flight, ${f.queued ?? '?'} reliable messages queued (log files ${f.logsKeptKiB ?? '?'} KiB, ${f.logsInMemoryKiB ?? '?'} KiB of them in memory), ` +
         `lag p99 ${f.lagMs} ms, ${f.gate}, ${f.requests} requests, ${f.errors} errors`,
     );
   }

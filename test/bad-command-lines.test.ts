@@ -92,6 +92,8 @@ const CASES: Case[] = [
   },
   { name: '--tick without a unit', args: () => ['run', SMOKE, '--dry-run', '--tick', '50'], line: 'evesim: --tick: "50" is not a duration (examples: 90s, 2m, 1h30m)' },
   { name: '--tick coarser than a second', args: () => ['run', SMOKE, '--dry-run', '--tick', '2s'], line: "evesim: --tick: at most 1s (a coarser grid would move EVE's timers noticeably), got 2s" },
+  { name: '--log-memory without a unit', args: () => ['run', SMOKE, '--dry-run', '--log-memory', '8192'], line: 'evesim: --log-memory: "8192" has no unit; expected a size such as 16KiB, 512MiB or 2GiB (also B, kB, MB, GB) (or 0 to keep every waiting log file on disk)' },
+  { name: '--log-memory above 64 MiB a device', args: () => ['run', SMOKE, '--dry-run', '--log-memory', '1GiB'], line: 'evesim: --log-memory: at most 64MiB per device, got 1GiB' },
   { name: '--workers 0', args: () => ['run', SMOKE, '--dry-run', '--workers', '0'], line: 'evesim: --workers: must be a whole number ≥ 1 (got 0)' },
   { name: '--metrics-port out of range', args: () => ['run', SMOKE, '--dry-run', '--metrics-port', '70000'], line: 'evesim: --metrics-port: 70000 is not a TCP port (0..65535)' },
   { name: '--metrics-host that is a URL', args: () => ['run', SMOKE, '--dry-run', '--metrics-port', '9464', '--metrics-host', 'http://0.0.0.0'], line: 'evesim: --metrics-host: "http://0.0.0.0" is not an IP address or host name (e.g. 127.0.0.1, 0.0.0.0, ::)' },

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { arrivalOffsetsMs, planShards, shardIndex } from '../src/fleet/arrival-schedule.js';
 import { FleetLayout } from '../src/fleet/fleet-layout.js';
@@ -248,5 +251,70 @@ describe('ShardRunner', () => {
     expect(result.drain?.complete).toBe(true);
     expect(result.drain?.leftAtStop).toEqual({ info: 0, logs: 0, flowlog: 0 });
     expect(result.drain!.ms).toBeLessThan(60_000);
+  });
+
+  it('hands --log-memory and the spill file to every device, and sums their waiting log files at the memory sample', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'evesim-shard-logmem-'));
+    try {
+      const seen: DeviceOptions[] = [];
+      /** Device i has 1000 + i bytes of log files waiting, 10 of them in memory. */
+      class KeepingDevice extends DrainingDevice {
+        private readonly index: number;
+        constructor(o: DeviceOptions) {
+          super(o);
+          this.index = o.index;
+        }
+        logKeeping() {
+          return { keptBytes: 1000 + this.index, memoryBytes: 10 };
+        }
+      }
+      const task: ShardTask = {
+        workerId: 0,
+        scenario: scenario({ durationMs: 600_000, gracefulStopMs: 60_000, groups: [group('a', 3)], timeline: [] }),
+        shard: { firstIndex: 0, count: 3, stride: 1 },
+        target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+        stateDir,
+        logMemoryBytes: 0,
+      };
+      const runner = new ShardRunner(task, {
+        createDevice: (o) => {
+          seen.push(o);
+          return new KeepingDevice(o);
+        },
+        createTransport: () => new FakeTransport(),
+        post: () => {},
+      });
+      await runner.prepare();
+      setTimeout(() => runner.endRunPhase(), 150);
+      const result = await runner.run(Date.now());
+      expect(seen.map((o) => o.logMemoryBytes)).toEqual([0, 0, 0]);
+      expect(seen.every((o) => o.logSpill !== undefined)).toBe(true);
+      expect(result.memory.atSample?.logFiles).toEqual({ keptBytes: 3003, memoryBytes: 30 });
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves the devices\' log memory budget at its default without --log-memory', async () => {
+    const seen: DeviceOptions[] = [];
+    const task: ShardTask = {
+      workerId: 0,
+      scenario: scenario({ durationMs: 600_000, groups: [group('a', 1)], timeline: [] }),
+      shard: { firstIndex: 0, count: 1, stride: 1 },
+      target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+    };
+    const runner = new ShardRunner(task, {
+      createDevice: (o) => {
+        seen.push(o);
+        return new FakeDevice(o);
+      },
+      createTransport: () => new FakeTransport(),
+      post: () => {},
+    });
+    await runner.prepare();
+    setTimeout(() => runner.stop(), 100);
+    await runner.run(Date.now());
+    expect(seen.length).toBe(1);
+    expect('logMemoryBytes' in seen[0]!).toBe(false);
   });
 });

@@ -135,6 +135,35 @@ describe('a controller outage of many minutes', () => {
     spill.close();
   }, 60_000);
 
+  it('with a memory budget of 0 (--log-memory 0) holds no file in memory: every waiting file is on disk, and all arrive', async () => {
+    const spill = new LogSpillFile(stateDir(), 0);
+    const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: spill, options: { logMemoryBytes: 0 } });
+    const o = controllerOutage(r);
+    await onboard(r);
+    o.down = true;
+    let peakMemory = 0;
+    let peakKept = 0;
+    let peakSpilled = 0;
+    await run(r, 10 * 60_000, (k) => {
+      peakMemory = Math.max(peakMemory, k.memoryBytes);
+      peakKept = Math.max(peakKept, k.keptBytes);
+      peakSpilled = Math.max(peakSpilled, spill.figures().liveRecords);
+    });
+    expect(peakKept).toBeGreaterThan(0);
+    expect(peakSpilled).toBeGreaterThan(1);
+    expect(peakMemory).toBe(0);
+    o.down = false;
+    await recoverAndDrain(r, 30 * 60_000);
+    // Read back from the spill, every line arrived once and in order: msgids 0, 1, 2, ...
+    const ids = msgids(r, o, 'newlogs');
+    expect(ids.length).toBeGreaterThan(10 * 60 * 10 * 0.9);
+    expect(ids).toEqual(ids.map((_, i) => i));
+    r.device.stop();
+    expect(r.device.stats().undelivered.logs).toBe(0);
+    expect(spill.figures().liveRecords).toBe(0);
+    spill.close();
+  }, 60_000);
+
   it('drains the backlog an outage left on EVE\'s cadence, as newlogd rotates its raw file at most every 300 s', async () => {
     const r = rig({ behaviour: { logLinesPerSec: 2 } });
     const o = controllerOutage(r);

@@ -44,6 +44,10 @@ await yargs(hideBin(process.argv))
           type: 'string',
           describe: 'devices wake on a grid of this step, e.g. 50ms (default 0: exact times); a timer due between two ticks fires at the next and its request counts as due then, so latency stays honest; the workers serve each tick in one batch, which cuts the generator\'s CPU for large fleets (README "Capacity")',
         })
+        .option('log-memory', {
+          type: 'string',
+          describe: 'compressed log bytes each device holds in memory while its files wait for upload, e.g. 8KiB (default 32KiB); the rest waits in its worker\'s spill file under --state-dir, as EVE keeps them on disk; 0 keeps none in memory (README "Capacity")',
+        })
         .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on HOST:PORT/metrics (HOST from --metrics-host)' })
         .option('metrics-host', { type: 'string', describe: 'address the metrics server listens on (default $EVESIM_METRICS_HOST, else 127.0.0.1; 0.0.0.0 so a Prometheus on another host or pod can scrape it; the container image sets 0.0.0.0)' })
         .option('metrics-linger', {

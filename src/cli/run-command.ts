@@ -9,6 +9,7 @@ import { fleetIdProblem } from '../identity/fleet-id.js';
 import { durationArg } from './parse-duration-arg.js';
 import { DEFAULT_METRICS_LINGER_MS } from '../runner/phases/metrics-linger.js';
 import { parseStartAt } from './parse-start-at.js';
+import { parseLogMemory } from './parse-log-memory.js';
 import { httpUrlProblem } from '../scenario/http-url.js';
 import { htmlReportFileProblem, writeHtmlReport } from './report-command.js';
 import { checkOutSpecs, type OutSpec } from '../runner/series/out-spec.js';
@@ -34,6 +35,8 @@ export interface RunArgs {
   maxInFlight?: number;
   /** --tick (fleet/heap-scheduler.ts). */
   tick?: string;
+  /** --log-memory (parse-log-memory.ts). */
+  logMemory?: string;
   metricsPort?: number;
   metricsHost?: string;
   metricsLinger?: string;
@@ -63,6 +66,7 @@ export async function runRun(a: RunArgs): Promise<number> {
   let shard: FleetShard | undefined;
   let startAtMs: number | undefined;
   let tickMs: number | undefined;
+  let logMemoryBytes: number | undefined;
   let outputs: OutSpec[] = [];
   let faults: FaultAction[] = [];
   try {
@@ -81,6 +85,7 @@ export async function runRun(a: RunArgs): Promise<number> {
       tickMs = durationArg(String(a.tick), '--tick');
       if (tickMs !== undefined && tickMs > 1000) throw new Error(`--tick: at most 1s (a coarser grid would move EVE's timers noticeably), got ${String(a.tick)}`);
     }
+    if (a.logMemory !== undefined) logMemoryBytes = parseLogMemory(String(a.logMemory));
     if (a.shard !== undefined) shard = parseShardArg(String(a.shard));
     // A relative --start-at counts from the start of this process, not from when flags are read.
     if (a.startAt !== undefined) startAtMs = parseStartAt(String(a.startAt), Math.round(performance.timeOrigin));
@@ -137,7 +142,7 @@ export async function runRun(a: RunArgs): Promise<number> {
     controllerAdmin = new ControllerAdminClient(String(a.controllerAdmin));
   }
   try {
-    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, tickMs, controller, controllerAdmin, outputs, faults });
+    return await runWith(a, { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, tickMs, logMemoryBytes, controller, controllerAdmin, outputs, faults });
   } finally {
     await controllerAdmin?.close();
   }
@@ -153,13 +158,14 @@ async function runWith(
     shard: FleetShard | undefined;
     startAtMs: number | undefined;
     tickMs: number | undefined;
+    logMemoryBytes: number | undefined;
     controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
     outputs: OutSpec[];
     faults: FaultAction[];
   },
 ): Promise<number> {
-  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, tickMs, controller, controllerAdmin, outputs, faults } = p;
+  const { durationMs, arrivalOverMs, gracefulStopMs, metricsLingerMs, shard, startAtMs, tickMs, logMemoryBytes, controller, controllerAdmin, outputs, faults } = p;
   const { exitCode } = await runScenario({
     scenarioFile: a.scenario,
     devices: a.devices,
@@ -170,6 +176,7 @@ async function runWith(
     workers: a.workers,
     ...(a.maxInFlight !== undefined ? { maxInFlight: a.maxInFlight } : {}),
     ...(tickMs ? { tickMs } : {}),
+    ...(logMemoryBytes !== undefined ? { logMemoryBytes } : {}),
     metricsPort: a.metricsPort,
     ...(metricsHostArg(a.metricsHost) !== undefined ? { metricsHost: metricsHostArg(a.metricsHost)! } : {}),
     metricsLingerMs,

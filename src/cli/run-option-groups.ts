@@ -6,7 +6,7 @@ import type { Argv } from 'yargs';
 
 export const RUN_OPTION_GROUPS: readonly { title: string; flags: readonly string[] }[] = [
   { title: 'Target (default: the scenario\'s own):', flags: ['target', 'controller', 'controller-admin', 'root-ca', 'onboard-cert', 'onboard-key', 'insecure-skip-verify'] },
-  { title: 'Fleet and timing overrides:', flags: ['devices', 'duration', 'arrival-over', 'graceful-stop', 'seed', 'workers', 'max-in-flight', 'tick', 'shard', 'start-at', 'fleet-id', 'state-dir'] },
+  { title: 'Fleet and timing overrides:', flags: ['devices', 'duration', 'arrival-over', 'graceful-stop', 'seed', 'workers', 'max-in-flight', 'tick', 'log-memory', 'shard', 'start-at', 'fleet-id', 'state-dir'] },
   { title: 'Outputs:', flags: ['summary-json', 'junit', 'report', 'out', 'record', 'metrics-port', 'metrics-host', 'metrics-linger'] },
 ];
 

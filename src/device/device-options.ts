@@ -75,6 +75,9 @@ export interface DeviceOptions {
   onDiskStateChange?: (state: DeviceDiskState) => void;
   /** Where log files beyond the device's memory budget wait for upload (absent: all held in memory). */
   logSpill?: LogSpill;
+  /** That budget: compressed log bytes the device holds in memory (default LOG_MEMORY_BUDGET_BYTES;
+   *  0: every waiting file goes to logSpill, as EVE keeps them all on disk). */
+  logMemoryBytes?: number;
 }
 
 /** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */

@@ -66,6 +66,8 @@ export interface FleetDevice {
   powerOn?(): void;
   /** Radio and GNSS state for the LPS gauges (absent: not counted). */
   readonly lps?: LpsGaugeSource | undefined;
+  /** Log files waiting for upload: bytes kept, and bytes of them held in memory (optional for fakes). */
+  logKeeping?(): { keptBytes: number; memoryBytes: number };
 }
 
 export type DeviceFactory = (opts: DeviceOptions) => FleetDevice;
@@ -127,7 +129,7 @@ export class ShardRunner {
   /** Process memory at that sample, bytes (RSS is the whole process: every worker and the main thread). */
   private usageAtSample: NodeJS.MemoryUsage | undefined;
   /** What the fleet was doing when memoryAtEnd was sampled (requests in flight, queued reliable messages). */
-  private memorySampleState: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } } | undefined;
+  private memorySampleState: NonNullable<ShardResult['memory']['atSample']> | undefined;
   /** Requests of this worker in flight now (controller and LPS). */
   private inFlightNow: () => number = () => 0;
   /** The worker's timed transport to the controller (set by run()). */
@@ -420,7 +422,7 @@ export class ShardRunner {
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
     this.usageAtSample = process.memoryUsage();
-    this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals() };
+    this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals(), logFiles: this.logFileBytes() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
     this.recorder.startDrain(startedAt);
@@ -469,6 +471,18 @@ export class ShardRunner {
       }
     }
     return true;
+  }
+
+  /** Log files waiting on the devices (once, at the memory sample): kept, and of them held in memory. */
+  private logFileBytes(): { keptBytes: number; memoryBytes: number } {
+    const t = { keptBytes: 0, memoryBytes: 0 };
+    for (let local = 0; local < this.devices.length; local++) {
+      const k = this.devices[local]?.logKeeping?.();
+      if (!k) continue;
+      t.keptBytes += k.keptBytes;
+      t.memoryBytes += k.memoryBytes;
+    }
+    return t;
   }
 
   private backlogTotals(): { info: number; logs: number; flowlog: number } {
@@ -541,6 +555,7 @@ export class ShardRunner {
       ...(resume ? { resume } : {}),
       ...(disk ? { onDiskStateChange: (state) => disk.put(index, state) } : {}),
       ...(this.logSpill ? { logSpill: this.logSpill } : {}),
+      ...(this.task.logMemoryBytes !== undefined ? { logMemoryBytes: this.task.logMemoryBytes } : {}),
     });
     if (resume) this.resumed++;
     try {

@@ -56,6 +56,9 @@ export interface ShardTask {
   maxInFlightPerDevice?: number;
   /** --tick: the grid step of device wake-ups, ms (heap-scheduler.ts); absent or 0: exact times. */
   tickMs?: number;
+  /** --log-memory: compressed log bytes each device holds in memory; the rest waits in the worker's
+   *  spill file (absent: LOG_MEMORY_BUDGET_BYTES). */
+  logMemoryBytes?: number;
 }
 
 /** A device as the controller's fleet map needs it. */
@@ -146,7 +149,12 @@ export interface ShardResult {
     /** Live heap + ArrayBuffers per started device after a forced GC (only under --expose-gc). */
     settledBytesPerDevice?: number;
     /** Load at that sample: requests in flight and reliable messages queued on the devices. */
-    atSample?: { inFlight: number; backlog: { info: number; logs: number; flowlog: number } };
+    atSample?: {
+      inFlight: number;
+      backlog: { info: number; logs: number; flowlog: number };
+      /** Log files waiting for upload on the worker's devices: bytes kept, and of them held in memory (the rest in the spill file). */
+      logFiles?: { keptBytes: number; memoryBytes: number };
+    };
   };
   /** --record writer figures, when recording. */
   record?: { dir: string; exchanges: number; dropped: number; writeError?: string };

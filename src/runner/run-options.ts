@@ -45,6 +45,9 @@ export interface RunScenarioOptions {
   /** --tick: device wake-ups are due on a grid of this step, ms (fleet/heap-scheduler.ts); absent
    *  or 0: at their exact times. */
   tickMs?: number;
+  /** --log-memory: compressed log bytes each device holds in memory before its waiting files go to
+   *  the worker's spill file under the state directory (absent: 32 KiB). */
+  logMemoryBytes?: number;
   /** Fleet state (identities, controller PKI); default .evesim-state in the current directory. */
   stateDir?: string;
   /** A real controller instead of the scenario's target. */

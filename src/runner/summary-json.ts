@@ -73,8 +73,10 @@ export interface GeneratorHealth {
      *  generator process, the heap figures of this worker (bench/fleet-memory.ts compares two fleet
      *  sizes to get RSS per device). */
     atSampleMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number; newSpace: number };
-    /** At the memory sample: requests in flight and reliable messages queued on the devices. */
-    atMemorySample?: { inFlight: number; queuedReliable: number };
+    /** At the memory sample: requests in flight and reliable messages queued on the devices; the
+     *  log files waiting for upload, KiB kept and KiB of them held in memory (--log-memory; the
+     *  rest in the worker's spill file under the state directory). */
+    atMemorySample?: { inFlight: number; queuedReliable: number; logFilesKeptKiB?: number; logFilesInMemoryKiB?: number };
     /** The worker's in-flight caps (--max-in-flight) and what it measured: peaks, and the requests
      *  that waited for a slot (their wait is in their latency). Absent from older summaries. */
     inFlight?: import('../transport/in-flight-gate.js').InFlightStats;

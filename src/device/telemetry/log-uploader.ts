@@ -15,7 +15,7 @@
 // (counted undelivered), deleted by EVE's on-disk quota (log-quota.ts; counted apart as dropped by
 // the device's quota), or still pending at stop (counted undelivered).
 //
-// Kept files are what EVE keeps on disk: a device holds up to LOG_MEMORY_BUDGET_BYTES of them in
+// Kept files are what EVE keeps on disk: a device holds up to LOG_MEMORY_BUDGET_BYTES of them (or its --log-memory) in
 // memory and hands the rest to the worker's spill store (log-spill-port.ts), from which a file is
 // read back when its turn to be uploaded comes; without a store every file stays in memory.
 
@@ -313,7 +313,7 @@ export class LogUploader {
     const size = bytes.length;
     this.backlogBytes += size;
     const spill = this.host.opts.logSpill;
-    if (spill !== undefined && this.heldBytes + size > LOG_MEMORY_BUDGET_BYTES) {
+    if (spill !== undefined && this.heldBytes + size > (this.host.opts.logMemoryBytes ?? LOG_MEMORY_BUDGET_BYTES)) {
       try {
         const ref = spill.put(this.host.opts.index, bytes);
         return { bytes: undefined, spilled: ref, size, lines, createdAt: now, refusals: 0 };

@@ -115,6 +115,7 @@ function launchShards(ctx: RunContext, servers: Servers, shards: readonly ShardS
       ...(opts.recordDir ? { recordDir: resolve(opts.recordDir) } : {}),
       ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
       ...(opts.tickMs ? { tickMs: opts.tickMs } : {}),
+      ...(opts.logMemoryBytes !== undefined ? { logMemoryBytes: opts.logMemoryBytes } : {}),
     };
     return pool.run({ task, port: port2 }, { transferList: [port2] }) as Promise<ShardResult>;
   });

@@ -63,6 +63,9 @@ export function collectWorkerResults(
             atMemorySample: {
               inFlight: res.memory.atSample.inFlight,
               queuedReliable: res.memory.atSample.backlog.info + res.memory.atSample.backlog.logs + res.memory.atSample.backlog.flowlog,
+              ...(res.memory.atSample.logFiles
+                ? { logFilesKeptKiB: round1(res.memory.atSample.logFiles.keptBytes / 1024), logFilesInMemoryKiB: round1(res.memory.atSample.logFiles.memoryBytes / 1024) }
+                : {}),
             },
           }
         : {}),
