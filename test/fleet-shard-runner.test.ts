@@ -147,6 +147,18 @@ class FakeTransport implements Transport {
   }
 }
 
+/** A device factory that keeps the options each device was built with. */
+function capturingFactory(make: (o: DeviceOptions) => FleetDevice): { seen: DeviceOptions[]; createDevice: (o: DeviceOptions) => FleetDevice } {
+  const seen: DeviceOptions[] = [];
+  return {
+    seen,
+    createDevice: (o) => {
+      seen.push(o);
+      return make(o);
+    },
+  };
+}
+
 describe('ShardRunner', () => {
   it('prepares identities, starts devices on schedule, applies reboots, reports deltas and survives device errors', async () => {
     FakeDevice.log = [];
@@ -256,7 +268,6 @@ describe('ShardRunner', () => {
   it('hands --log-memory and the spill file to every device, and sums their waiting log files at the memory sample', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'evesim-shard-logmem-'));
     try {
-      const seen: DeviceOptions[] = [];
       /** Device i has 1000 + i bytes of log files waiting, 10 of them in memory. */
       class KeepingDevice extends DrainingDevice {
         private readonly index: number;
@@ -276,14 +287,8 @@ describe('ShardRunner', () => {
         stateDir,
         logMemoryBytes: 0,
       };
-      const runner = new ShardRunner(task, {
-        createDevice: (o) => {
-          seen.push(o);
-          return new KeepingDevice(o);
-        },
-        createTransport: () => new FakeTransport(),
-        post: () => {},
-      });
+      const { seen, createDevice } = capturingFactory((o) => new KeepingDevice(o));
+      const runner = new ShardRunner(task, { createDevice, createTransport: () => new FakeTransport(), post: () => {} });
       await runner.prepare();
       setTimeout(() => runner.endRunPhase(), 150);
       const result = await runner.run(Date.now());
@@ -296,21 +301,14 @@ describe('ShardRunner', () => {
   });
 
   it('leaves the devices\' log memory budget at its default without --log-memory', async () => {
-    const seen: DeviceOptions[] = [];
     const task: ShardTask = {
       workerId: 0,
       scenario: scenario({ durationMs: 600_000, groups: [group('a', 1)], timeline: [] }),
       shard: { firstIndex: 0, count: 1, stride: 1 },
       target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
     };
-    const runner = new ShardRunner(task, {
-      createDevice: (o) => {
-        seen.push(o);
-        return new FakeDevice(o);
-      },
-      createTransport: () => new FakeTransport(),
-      post: () => {},
-    });
+    const { seen, createDevice } = capturingFactory((o) => new FakeDevice(o));
+    const runner = new ShardRunner(task, { createDevice, createTransport: () => new FakeTransport(), post: () => {} });
     await runner.prepare();
     setTimeout(() => runner.stop(), 100);
     await runner.run(Date.now());
