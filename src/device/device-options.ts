@@ -1,6 +1,7 @@
 // What a virtual device is told when it is created. Plain data (structured-clone safe) except the
 // ports, so a shard can build it from the scenario in a worker thread.
 
+import type { ReliableBacklog } from './core/reliable-backlog.js';
 import type { DeviceDiskState } from './lifecycle/device-disk-state.js';
 import type { DeviceIdentity } from '../identity/device-identity.js';
 import type { DeviceLpsPorts } from './lps/lps-ports.js';
@@ -78,6 +79,8 @@ export interface DeviceOptions {
   /** That budget: compressed log bytes the device holds in memory (default LOG_MEMORY_BUDGET_BYTES;
    *  0: every waiting file goes to logSpill, as EVE keeps them all on disk). */
   logMemoryBytes?: number;
+  /** The worker's reliable-message totals, moved as this device's queues change (absent: not counted). */
+  backlog?: ReliableBacklog;
 }
 
 /** What a device with a TPM is given; its software TPM is built from it and the identity's attestKey. */

@@ -52,7 +52,7 @@ export type DeviceBacklog = Record<ReliableKind, number>;
 
 export class VirtualDevice {
   readonly opts: DeviceOptions;
-  readonly tally = new DeviceStats();
+  readonly tally: DeviceStats;
   counters: DeviceCounters;
   generator: LogGenerator;
   readonly sender: DeviceSender;
@@ -99,6 +99,7 @@ export class VirtualDevice {
 
   constructor(opts: DeviceOptions) {
     this.opts = opts;
+    this.tally = new DeviceStats(opts.backlog);
     const now = opts.clock.now();
     this.counters = new DeviceCounters(opts.rng, opts.behaviour.hardware, now);
     this.generator = new LogGenerator(opts.index, opts.behaviour.eveVersion, now);
@@ -268,6 +269,11 @@ export class VirtualDevice {
   /** Per-endpoint counts and undelivered reliable messages (pending ones included only after stop). */
   stats(): DeviceStatsSnapshot {
     return this.tally.snapshot();
+  }
+
+  /** Its queues move opts.backlog as they change: the fleet need not ask backlog() and tally each second. */
+  get reportsBacklog(): boolean {
+    return this.opts.backlog !== undefined;
   }
 
   /** Reliable messages waiting to be sent now, by kind. */

@@ -42,6 +42,7 @@ import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
 import { LogSpillFile } from './log-spill-file.js';
+import { ReliableBacklog } from '../device/core/reliable-backlog.js';
 import { ShardFaults } from '../faults/shard-faults.js';
 import type { FleetDeviceInfo, ProcessMemory, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
@@ -62,6 +63,9 @@ export interface FleetDevice {
   readonly tally: { undeliveredInfo: number; undeliveredLogs: number; undeliveredFlowlog: number; droppedByQuotaLogs?: number };
   /** Reliable messages waiting to be sent, by kind. */
   backlog(): { info: number; logs: number; flowlog: number };
+  /** True when its queues and tally move DeviceOptions.backlog as they change (VirtualDevice), so
+   *  the worker reads the totals there instead of asking each device every second. */
+  readonly reportsBacklog?: boolean;
   /** Timeline power-on of a device an LPS command powered off (optional for fakes). */
   powerOn?(): void;
   /** Radio and GNSS state for the LPS gauges (absent: not counted). */
@@ -124,6 +128,10 @@ export class ShardRunner {
   private lastDeltaAt = 0;
   private loop: LoopMonitor | undefined;
   private heapUsedPeak = 0;
+  /** Reliable messages of the devices that report them as they change (all real ones). */
+  private readonly reliable = new ReliableBacklog();
+  /** Local indices of devices that do not (test fakes): walked when totals are read. */
+  private readonly uncounted: number[] = [];
   private memoryBefore: SettledMemory | undefined;
   private memoryAtEnd: SettledMemory | undefined;
   /** Process memory at that sample, bytes (RSS is the whole process: every worker and the main thread). */
@@ -486,8 +494,8 @@ export class ShardRunner {
   }
 
   private backlogTotals(): { info: number; logs: number; flowlog: number } {
-    const t = { info: 0, logs: 0, flowlog: 0 };
-    for (let local = 0; local < this.devices.length; local++) {
+    const t = { ...this.reliable.waiting };
+    for (const local of this.uncounted) {
       const d = this.devices[local];
       if (!d) continue;
       try {
@@ -500,6 +508,26 @@ export class ShardRunner {
       }
     }
     return t;
+  }
+
+  /** Reliable messages given up on so far, and log files EVE's quota deleted. */
+  private undeliveredTotals(): { undelivered: { info: number; logs: number; flowlog: number }; droppedByQuota: number } {
+    const und = { ...this.reliable.undelivered };
+    let droppedByQuota = this.reliable.droppedByQuotaLogs;
+    for (const local of this.uncounted) {
+      const d = this.devices[local];
+      if (!d) continue;
+      try {
+        const t = d.tally;
+        und.info += t.undeliveredInfo;
+        und.logs += t.undeliveredLogs;
+        und.flowlog += t.undeliveredFlowlog;
+        droppedByQuota += t.droppedByQuotaLogs ?? 0;
+      } catch (err) {
+        this.recorder.onDeviceError(this.indexOf(local), 'stats', err);
+      }
+    }
+    return { undelivered: und, droppedByQuota };
   }
 
   // ---- arrivals ----
@@ -556,11 +584,13 @@ export class ShardRunner {
       ...(disk ? { onDiskStateChange: (state) => disk.put(index, state) } : {}),
       ...(this.logSpill ? { logSpill: this.logSpill } : {}),
       ...(this.task.logMemoryBytes !== undefined ? { logMemoryBytes: this.task.logMemoryBytes } : {}),
+      backlog: this.reliable,
     });
     if (resume) this.resumed++;
     try {
       const device = this.deps.createDevice(opts);
       this.devices[local] = device;
+      if (device.reportsBacklog !== true) this.uncounted.push(local);
       this.started++;
       this.dueAt[local] = dueAt;
       device.start(dueAt);
@@ -616,26 +646,8 @@ export class ShardRunner {
   private takeDelta(final: boolean): FleetDelta {
     const now = this.clock.now();
     const r = this.recorder.takeDelta();
-    const backlog = { info: 0, logs: 0, flowlog: 0 };
-    const und = { info: 0, logs: 0, flowlog: 0 };
-    let droppedByQuota = 0;
-    for (let local = 0; local < this.devices.length; local++) {
-      const d = this.devices[local];
-      if (!d) continue;
-      try {
-        const t = d.tally;
-        und.info += t.undeliveredInfo;
-        und.logs += t.undeliveredLogs;
-        und.flowlog += t.undeliveredFlowlog;
-        droppedByQuota += t.droppedByQuotaLogs ?? 0;
-        const b = d.backlog();
-        backlog.info += b.info;
-        backlog.logs += b.logs;
-        backlog.flowlog += b.flowlog;
-      } catch (err) {
-        this.recorder.onDeviceError(this.indexOf(local), 'stats', err);
-      }
-    }
+    const backlog = this.backlogTotals();
+    const { undelivered: und, droppedByQuota } = this.undeliveredTotals();
     const heap = process.memoryUsage().heapUsed;
     if (heap > this.heapUsedPeak) this.heapUsedPeak = heap;
     const delta: FleetDelta = {

@@ -3,6 +3,9 @@
 // expanded into plain objects only when someone asks.
 
 import { ENDPOINT_KEYS, type EndpointKey } from '../../protocol/endpoints.js';
+import type { ReliableBacklog, ReliableKind } from '../core/reliable-backlog.js';
+
+export type { ReliableKind };
 
 /** Outcome slots per endpoint, in storage order. */
 const SLOTS = ['sent', 'ok', 'clientError', 'serverError', 'transportError', 'rejected'] as const;
@@ -28,9 +31,6 @@ export interface EndpointCounts {
   rejected: number;
 }
 
-/** Reliable message kinds (spec: info, logs and flowlog MUST be retried until delivered). */
-export type ReliableKind = 'info' | 'logs' | 'flowlog';
-
 export interface DeviceStatsSnapshot {
   endpoints: Partial<Record<EndpointKey, EndpointCounts>>;
   /** Reliable messages given up on (dropped by EVE's rules, discarded to bound memory, or pending at stop). */
@@ -55,6 +55,25 @@ export class DeviceStats {
   droppedByQuotaLogEntries = 0;
   findings = 0;
   internalErrors = 0;
+
+  /** `fleet`: the worker's totals, moved with this device's undelivered counts. */
+  constructor(private readonly fleet?: ReliableBacklog) {}
+
+  /** Reliable messages of `kind` given up on; `logEntries`: the log lines inside them (log files). */
+  addUndelivered(kind: ReliableKind, messages: number, logEntries = 0): void {
+    if (kind === 'info') this.undeliveredInfo += messages;
+    else if (kind === 'logs') this.undeliveredLogs += messages;
+    else this.undeliveredFlowlog += messages;
+    this.undeliveredLogEntries += logEntries;
+    if (this.fleet) this.fleet.undelivered[kind] += messages;
+  }
+
+  /** A log file EVE's on-disk quota deleted (not undelivered: EVE itself would have lost it). */
+  addDroppedByQuota(logEntries: number): void {
+    this.droppedByQuotaLogs++;
+    this.droppedByQuotaLogEntries += logEntries;
+    if (this.fleet) this.fleet.droppedByQuotaLogs++;
+  }
 
   bump(endpoint: EndpointKey, slot: Slot): void {
     this.counts[ENDPOINT_INDEX[endpoint] * SLOT_COUNT + SLOT_INDEX[slot]]! += 1;

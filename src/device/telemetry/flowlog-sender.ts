@@ -47,6 +47,8 @@ export class FlowlogSender {
   private pending: PendingFlowMessage[] = [];
   private failures = 0;
   private sending = false;
+  /** The queue's length as the worker's ReliableBacklog last counted it. */
+  private backlogCounted = 0;
   private windowStart: Millis = 0;
   private readonly collectTimer: DeviceTimer;
   private readonly sendTimer: DeviceTimer;
@@ -81,10 +83,17 @@ export class FlowlogSender {
   discardAll(): void {
     this.collectTimer.cancel();
     this.sendTimer.cancel();
-    this.host.tally.undeliveredFlowlog += this.pending.length;
+    this.host.tally.addUndelivered('flowlog', this.pending.length);
     this.pending = [];
+    this.settleBacklog();
     this.failures = 0;
     this.sending = false;
+  }
+
+  /** Tells the worker's totals how many messages wait now (after every change to the queue). */
+  private settleBacklog(): void {
+    const fleet = this.host.opts.backlog;
+    if (fleet) this.backlogCounted = fleet.settle('flowlog', this.backlogCounted, this.pending.length);
   }
 
   private collect(dueAt: Millis): void {
@@ -95,13 +104,14 @@ export class FlowlogSender {
       const msg = buildFlowMessage(src.scope, { flows: src.flowsPerMessage, windowStart: this.windowStart, windowEnd: now }, host.opts.rng);
       const entry = { bytes: exactBytes(Msg.FlowMessage.encode(msg)), flows: msg.flows?.length ?? 0, dns: msg.dnsReqs?.length ?? 0 };
       if (this.pending.length >= FLOWLOG_QUEUE_LIMIT) {
-        host.tally.undeliveredFlowlog++;
+        host.tally.addUndelivered('flowlog', 1);
         host.counters.recordFlowlog({ delivered: false, flows: entry.flows, dnsRequests: entry.dns, dropped: true });
         continue;
       }
       this.pending.push(entry);
     }
     this.windowStart = now;
+    this.settleBacklog();
     if (!this.sending && !this.sendTimer.armed && this.pending.length > 0) host.guard(() => this.sendHead(dueAt));
   }
 
@@ -118,6 +128,7 @@ export class FlowlogSender {
         const now = host.opts.clock.now();
         if (answer !== undefined && isSuccess(answer.status)) {
           this.pending.shift();
+          this.settleBacklog();
           this.failures = 0;
           host.counters.recordFlowlog({ delivered: true, flows: head.flows, dnsRequests: head.dns });
           dueAt = now;

@@ -34,6 +34,8 @@ export class InfoPublisher {
   private passRunning = false;
   /** End-of-run drain (core/graceful-drain.ts): the one kick every item gets, and when. */
   private drainKickAt: Millis | undefined;
+  /** pendingInfo as the worker's ReliableBacklog last counted it. */
+  private backlogCounted = 0;
 
   constructor(private readonly host: InfoHost) {
     this.queue = new InfoQueue(host.opts.rng);
@@ -48,6 +50,7 @@ export class InfoPublisher {
   /** Queues already encoded bytes (the attestation certificate post: discard on failure). */
   enqueue(key: string, kind: InfoQueueKind, bytes: Uint8Array, now: Millis, discardOnFailure: boolean): void {
     this.queue.enqueue(key, kind, bytes, now, { discardOnFailure });
+    this.settleBacklog();
     this.rearm(now);
   }
 
@@ -68,10 +71,17 @@ export class InfoPublisher {
 
   /** The device reboots or stops: the queue lives in memory, whatever is in it is lost. */
   discardAll(): void {
-    this.host.tally.undeliveredInfo += this.pendingInfo;
+    this.host.tally.addUndelivered('info', this.pendingInfo);
     this.queue.clear();
+    this.settleBacklog();
     this.timer.cancel();
     this.passRunning = false;
+  }
+
+  /** Tells the worker's totals how much reliable info waits now (after every change to the queue). */
+  private settleBacklog(): void {
+    const fleet = this.host.opts.backlog;
+    if (fleet) this.backlogCounted = fleet.settle('info', this.backlogCounted, this.pendingInfo);
   }
 
   private rearm(now: Millis): void {
@@ -119,12 +129,13 @@ export class InfoPublisher {
     if (gen !== host.generation) return true;
     const now = host.opts.clock.now();
     const result = this.queue.report(item, answer === undefined ? { kind: 'transport' } : { kind: 'http', status: answer.status }, now);
+    this.settleBacklog();
     if (item.kind === 'attest') {
       if (result.disposition === 'delivered') host.onAttestCertsOutcome(true, now);
       else if (result.disposition === 'discarded') host.onAttestCertsOutcome(false, now);
     } else if (result.disposition === 'dropped' || (result.disposition === 'discarded' && item.kind !== 'location')) {
       // Periodic location is best effort (§6.5): discarding it loses nothing the device owed.
-      host.tally.undeliveredInfo++;
+      host.tally.addUndelivered('info', 1);
     }
     return result.stopPass;
   }

@@ -97,6 +97,8 @@ export class LogUploader {
   private readonly timer: DeviceTimer;
   /** End-of-run drain (core/graceful-drain.ts): no new lines; the backlog goes on EVE's shortest cadence. */
   private draining = false;
+  /** pendingFiles as the worker's ReliableBacklog last counted it. */
+  private backlogCounted = 0;
 
   constructor(private readonly host: LogHost) {
     this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
@@ -306,6 +308,7 @@ export class LogUploader {
       host.counters.recordGzipFile(p.bytes.length);
     }
     this.enforceQuota();
+    this.settleBacklog();
   }
 
   /** A new waiting file: in memory while the device's budget allows, else in the spill. */
@@ -369,16 +372,22 @@ export class LogUploader {
         if (this.pendingFiles <= 1) return; // never the only (newest) file
         const f = victims[0]!;
         this.remove(victims, f);
-        this.host.tally.droppedByQuotaLogs++;
-        this.host.tally.droppedByQuotaLogEntries += f.lines;
+        this.host.tally.addDroppedByQuota(f.lines);
       }
     }
+  }
+
+  /** Tells the worker's totals how many files wait now (after every change to the two lists). */
+  private settleBacklog(): void {
+    const fleet = this.host.opts.backlog;
+    if (fleet) this.backlogCounted = fleet.settle('logs', this.backlogCounted, this.pendingFiles);
   }
 
   private remove(files: LogFile[], file: LogFile): void {
     const i = files.indexOf(file);
     if (i < 0) return;
     files.splice(i, 1);
+    this.settleBacklog();
     this.backlogBytes -= file.size;
     if (file.spilled !== undefined) {
       this.host.opts.logSpill?.release(file.spilled);
@@ -390,7 +399,6 @@ export class LogUploader {
   }
 
   private countUndelivered(f: LogFile): void {
-    this.host.tally.undeliveredLogs++;
-    this.host.tally.undeliveredLogEntries += f.lines;
+    this.host.tally.addUndelivered('logs', 1, f.lines);
   }
 }
