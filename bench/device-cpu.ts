@@ -116,11 +116,17 @@ const wallStart = Date.now();
 await time.runUntil(t0 + WINDOW_FROM_MIN * 60_000);
 recorder.takeDelta();
 const onboardedAtWindow = fleet.filter((d) => d.lifecycle === 'onboarded').length;
-const session = profileFile ? new Session() : undefined;
-if (session) {
-  session.connect();
+const allocFile = stringArg('alloc-profile', '');
+const session = profileFile || allocFile ? new Session() : undefined;
+if (session) session.connect();
+if (session && profileFile) {
   await session.post('Profiler.enable');
   await session.post('Profiler.start');
+}
+if (session && allocFile) {
+  // Every allocation sampled, garbage included: what the window allocates, not what it keeps.
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
 }
 counting = true;
 controllerNs = 0n;
@@ -131,11 +137,15 @@ counting = false;
 const liveAfter = liveBytes();
 const snapshotFile = stringArg('heap-snapshot', '');
 if (snapshotFile) (await import('node:v8')).writeHeapSnapshot(snapshotFile);
-if (session) {
+if (session && profileFile) {
   const { profile } = await session.post('Profiler.stop');
   writeFileSync(profileFile, JSON.stringify(profile));
-  session.disconnect();
 }
+if (session && allocFile) {
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  writeFileSync(allocFile, JSON.stringify(profile));
+}
+session?.disconnect();
 for (const d of fleet) d.stop();
 rmSync(dir, { recursive: true, force: true });
 

@@ -5,19 +5,10 @@
 
 import { crc32, deflateRawSync, gunzipSync } from 'node:zlib';
 import { goJsonInteger, goJsonString, goSortedKeys } from './go-json.js';
+import { encodeNewlogLine, NewlogLines, type NewlogEntry } from './newlog-lines.js';
 
-/** One LogEntry as the eve-api Go struct marshals it (omitempty on every field). */
-export interface NewlogEntry {
-  severity?: string;
-  source?: string;
-  iid?: string;
-  content?: string;
-  msgid?: number;
-  tags?: Record<string, string>;
-  timestamp?: { seconds?: number; nanos?: number };
-  filename?: string;
-  function?: string;
-}
+export { encodeNewlogLine };
+export type { NewlogEntry };
 
 /** The gzip Comment of device files: Go JSON of LogBundle{devID, image, eveVersion}. */
 export interface DeviceLogMeta {
@@ -47,32 +38,6 @@ export const ADAM_MAX_LINE_BYTES = 64 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Writing
-
-/** The newline-free JSON line for one entry, byte-for-byte as EVE's json.Marshal(&logEntry). */
-export function encodeNewlogLine(e: NewlogEntry): string {
-  // Every present field adds ",name:value"; the first comma is dropped at the end.
-  let out = '';
-  if (e.severity) out += ',"severity":' + goJsonString(e.severity);
-  if (e.source) out += ',"source":' + goJsonString(e.source);
-  if (e.iid) out += ',"iid":' + goJsonString(e.iid);
-  if (e.content) out += ',"content":' + goJsonString(e.content);
-  if (e.msgid) out += ',"msgid":' + goJsonInteger(e.msgid);
-  if (e.tags) {
-    const tags = e.tags;
-    const keys = goSortedKeys(tags);
-    if (keys.length > 0) out += ',"tags":{' + keys.map((k) => `${goJsonString(k)}:${goJsonString(tags[k]!)}`).join(',') + '}';
-  }
-  if (e.timestamp) {
-    // A non-nil *timestamppb.Timestamp is always written, even as {} (its fields are omitempty).
-    const { seconds, nanos } = e.timestamp;
-    const sec = seconds ? '"seconds":' + goJsonInteger(seconds) : '';
-    const ns = nanos ? '"nanos":' + goJsonInteger(nanos) : '';
-    out += ',"timestamp":{' + sec + (sec && ns ? ',' : '') + ns + '}';
-  }
-  if (e.filename) out += ',"filename":' + goJsonString(e.filename);
-  if (e.function) out += ',"function":' + goJsonString(e.function);
-  return '{' + out.slice(1) + '}';
-}
 
 /** Go JSON of the device metadata, the gzip Comment before Latin-1 sanitising. */
 export function encodeDeviceLogMeta(meta: DeviceLogMeta): string {
@@ -164,12 +129,24 @@ export function packNewlogsFiles(
   /** Counts deflate runs, for benchmarks and tests. */
   stats?: { compressions: number },
 ): PackedNewlogsFile[] {
+  const text = new NewlogLines();
+  for (const line of lines) text.addLine(line);
+  return packNewlogLines(kind, text, mtimeSec, maxBytes, stats);
+}
+
+/** packNewlogsFiles of lines already written as bytes (what devices use: no string per line). */
+export function packNewlogLines(
+  kind: NewlogsKind,
+  text: NewlogLines,
+  mtimeSec: number,
+  maxBytes = NEWLOGS_MAX_FILE_BYTES,
+  stats?: { compressions: number },
+): PackedNewlogsFile[] {
   const header = newlogsGzipHeader(kind, mtimeSec);
   const overhead = header.length + 8;
-  const n = lines.length;
-  // Prefix sums of UTF-8 line sizes (with '\n').
-  const rawAt = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) rawAt[i + 1] = rawAt[i]! + Buffer.byteLength(lines[i]!, 'utf8') + 1;
+  const n = text.count;
+  // Byte offset of each line (with '\n'); rawAt[n] is the end.
+  const rawAt = (i: number): number => text.lineStart(i);
   // A file within 2 % of the limit is good enough; looking further costs a compression each step.
   const slack = Math.max(1, Math.floor(maxBytes * 0.02));
   const target = maxBytes - slack / 2;
@@ -181,7 +158,7 @@ export function packNewlogsFiles(
   while (start < n) {
     const build = (end: number): Uint8Array => {
       if (stats) stats.compressions++;
-      return gzipWithHeader(header, Buffer.from(joinLines(lines, start, end), 'utf8'));
+      return gzipWithHeader(header, text.text(start, end));
     };
     let lo = start; // longest end known to fit (start: the empty file)
     let loSize = overhead;
@@ -190,13 +167,13 @@ export function packNewlogsFiles(
     let hiSize = Infinity;
     for (;;) {
       // Interpolate between the bounds when both are measured, else extrapolate with the ratio.
-      const r = lo > start && hi <= n ? (hiSize - loSize) / Math.max(1, rawAt[hi]! - rawAt[lo]!) : ratio;
-      let end = upperBound(rawAt, rawAt[lo]! + (target - loSize) / Math.max(r, 1e-6)) - 1;
+      const r = lo > start && hi <= n ? (hiSize - loSize) / Math.max(1, rawAt(hi) - rawAt(lo)) : ratio;
+      let end = firstLineStartingAfter(text, rawAt(lo) + (target - loSize) / Math.max(r, 1e-6)) - 1;
       end = Math.min(end, n);
       if (end <= lo || end >= hi) end = hi > n ? Math.min(n, lo + Math.max(1, 2 * (lo - start))) : lo + Math.floor((hi - lo) / 2);
       if (end <= lo) break; // hi === lo + 1: lo is the answer
       const file = build(end);
-      if (rawAt[end]! > rawAt[start]!) ratio = Math.max((file.length - overhead) / (rawAt[end]! - rawAt[start]!), 1e-4);
+      if (rawAt(end) > rawAt(start)) ratio = Math.max((file.length - overhead) / (rawAt(end) - rawAt(start)), 1e-4);
       if (file.length <= maxBytes) {
         lo = end;
         loSize = file.length;
@@ -221,13 +198,13 @@ export function packNewlogsFiles(
   return files;
 }
 
-/** Index of the first element greater than `v` in an ascending array. */
-function upperBound(a: Float64Array, v: number): number {
+/** Index of the first line start greater than `v` (count + 1 when none is). */
+function firstLineStartingAfter(text: NewlogLines, v: number): number {
   let lo = 0;
-  let hi = a.length;
+  let hi = text.count + 1;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (a[mid]! <= v) lo = mid + 1;
+    if (text.lineStart(mid) <= v) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -22,7 +22,8 @@
 import type { EndpointKey } from '../../protocol/endpoints.js';
 import { v2Path } from '../../protocol/endpoints.js';
 import { Msg } from '../../protocol/messages.js';
-import { encodeNewlogLine, NEWLOGS_MAX_FILE_BYTES, packNewlogsFiles } from '../../protocol/newlogs.js';
+import { NEWLOGS_MAX_FILE_BYTES, packNewlogLines } from '../../protocol/newlogs.js';
+import { NewlogLines } from '../../protocol/newlog-lines.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import type { DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
@@ -36,6 +37,8 @@ import { exactBytes } from '../../protocol/exact-bytes.js';
 import { LOG_MEMORY_BUDGET_BYTES, type SpillRef } from './log-spill-port.js';
 import { logQuota, logQuotaOfBytes, overQuota, underQuota, type LogQuota } from './log-quota.js';
 
+/** One per thread: the lines of the file being packed (packing is synchronous, so devices share it). */
+const scratchLines = new NewlogLines();
 /** EVE's newlogd rotates its raw collect file every 300 s (§8.3, or at 550 kB). */
 const RAW_ROTATION_MS = 300_000;
 
@@ -330,14 +333,15 @@ export class LogUploader {
 
   private packNewlogs(entries: DeviceLogEntry[], now: Millis, app: LogApp | undefined): { bytes: Uint8Array; lines: number }[] {
     const host = this.host;
-    const lines = entries.map(encodeNewlogLine);
-    let raw = 0;
-    for (const l of lines) raw += l.length + 1;
-    host.counters.recordLogInput(lines.length, raw, app !== undefined);
+    const lines = scratchLines;
+    lines.reset();
+    for (let i = 0; i < entries.length; i++) lines.add(entries[i]!);
+    host.counters.recordLogInput(lines.count, lines.byteLength, app !== undefined);
     const kind = app
       ? ({ kind: 'app', appName: app.name } as const)
       : ({ kind: 'device', meta: { devID: host.uuid, image: 'IMGA', eveVersion: host.opts.behaviour.eveVersion } } as const);
-    return packNewlogsFiles(kind, lines, Math.floor(now / 1000));
+    // Files are copies (gzip output): the scratch lines can be reused at once.
+    return packNewlogLines(kind, lines, Math.floor(now / 1000));
   }
 
   /** LogBundle / AppInstanceLogBundle, halved until each encodes within the file limit. */
