@@ -1,6 +1,7 @@
-// Devices write newlogs lines into one byte buffer per file (src/protocol/newlog-lines.ts). Those
-// bytes must be exactly the lines joined with '\n' in UTF-8 (each line held to EVE-written files
-// in newlogs.test.ts), and files packed from them exactly the files packed from the strings.
+// Devices write newlogs entries straight into one byte buffer per file (NewlogLines.add,
+// src/protocol/newlog-lines.ts). Those bytes must be exactly encodeNewlogLine's lines joined with
+// '\n' in UTF-8 (encodeNewlogLine is held to EVE-written files in newlogs.test.ts, and so is the
+// writer here), and files packed from them exactly the files packed from the strings.
 
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -50,7 +51,7 @@ function randomEntry(rng: SeededRng): NewlogEntry {
 }
 
 describe('NewlogLines', () => {
-  it('holds 5,000 random entries byte for byte as their lines joined with "\\n", growing its buffer as needed', () => {
+  it('writes 5,000 random entries byte for byte as encodeNewlogLine + "\\n", growing its buffer as needed', () => {
     const rng = SeededRng.create(21, 0, 'newlog-lines');
     const lines = new NewlogLines(256); // small, so it grows many times
     const want: string[] = [];
@@ -60,6 +61,7 @@ describe('NewlogLines', () => {
       want.push(encodeNewlogLine(e));
     }
     expect(lines.count).toBe(want.length);
+    for (let i = 0; i < want.length; i++) if (lines.text(i, i + 1).toString('utf8') !== want[i] + '\n') expect(lines.text(i, i + 1).toString('utf8')).toBe(want[i] + '\n');
     const text = want.join('\n') + '\n';
     expect(lines.text().toString('utf8')).toBe(text);
     expect(lines.byteLength).toBe(Buffer.byteLength(text, 'utf8'));
@@ -89,6 +91,17 @@ describe('NewlogLines', () => {
     expect(lines.byteLength).toBe(0);
     lines.add({ severity: 'info', msgid: 3 });
     expect(lines.text().toString('utf8')).toBe('{"severity":"info","msgid":3}\n');
+  });
+
+  it('writes integers as Go does, negative ones too, and refuses what JSON cannot carry exactly', () => {
+    const lines = new NewlogLines(16);
+    for (const v of [1, 9, 10, 99, 100, 123_456_789, -1, -10, -987_654_321, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]) {
+      lines.reset();
+      lines.add({ msgid: v, timestamp: { seconds: v, nanos: v } });
+      expect(lines.text().toString('utf8')).toBe(encodeNewlogLine({ msgid: v, timestamp: { seconds: v, nanos: v } }) + '\n');
+    }
+    expect(() => lines.add({ msgid: 2 ** 60 })).toThrow(RangeError);
+    expect(() => lines.add({ msgid: 1.5 })).toThrow(RangeError);
   });
 
   it('packs the same files as packNewlogsFiles of the encoded strings', () => {
