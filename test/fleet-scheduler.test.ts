@@ -31,8 +31,9 @@ describe('HeapScheduler', () => {
     const target = { wake: (d: number) => fired.push(`obj@${d}`) };
     s.at(20, target);
     s.at(10, (d) => fired.push(`fn@${d}`));
-    const timer = new DeviceTimer(s, (d) => {
-      fired.push(`timer@${d}`);
+    const owner = { name: 'timer' };
+    const timer = new DeviceTimer(s, owner, (o, d) => {
+      fired.push(`${o.name}@${d}`);
       if (d < 40) timer.at(d + 10);
     });
     timer.at(15);

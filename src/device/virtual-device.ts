@@ -51,6 +51,10 @@ export type RebootCause = 'reboot-cmd' | 'power-fail' | 'poweroff-cmd';
 export type DeviceBacklog = Record<ReliableKind, number>;
 
 export class VirtualDevice {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onDeviceInfoTimer = (d: VirtualDevice, dueAt: Millis): void => d.guard(() => d.periodicDeviceInfo());
+  private static readonly onRebootTimer = (d: VirtualDevice, dueAt: Millis): void => d.guard(() => d.rebootStep());
+
   readonly opts: DeviceOptions;
   readonly tally: DeviceStats;
   counters: DeviceCounters;
@@ -113,8 +117,8 @@ export class VirtualDevice {
     this.metrics = new MetricsReporter(this);
     this.logs = new LogUploader(this);
     this.flowlog = new FlowlogSender(this);
-    this.deviceInfoTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.periodicDeviceInfo()));
-    this.rebootTimer = new DeviceTimer(opts.scheduler, () => this.guard(() => this.rebootStep()));
+    this.deviceInfoTimer = new DeviceTimer(opts.scheduler, this, VirtualDevice.onDeviceInfoTimer);
+    this.rebootTimer = new DeviceTimer(opts.scheduler, this, VirtualDevice.onRebootTimer);
     this.lps = opts.lps ? new DeviceLps(this, opts.lps) : undefined;
     if (opts.resume) this.resumeFrom(opts.resume);
   }

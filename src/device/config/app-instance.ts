@@ -50,6 +50,9 @@ export function effectiveActivation(
 }
 
 export class AppInstance {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (a: AppInstance, dueAt: Millis): void => a.host.guard(() => a.step(dueAt));
+
   config: AppConfigView;
   state: info.ZSwState = S.INVALID;
   /** Whether the app should be running now (activation, profiles, shutdown all folded in). */
@@ -68,7 +71,7 @@ export class AppInstance {
   ) {
     this.config = config;
     this.wantRunning = wantRunning;
-    this.timer = new DeviceTimer(host.scheduler, (at) => host.guard(() => this.step(at)));
+    this.timer = new DeviceTimer(host.scheduler, this, AppInstance.onTimer);
     this.walk(APP_START_PATH, now);
   }
 

@@ -62,6 +62,9 @@ interface StoredObjectState {
 }
 
 export class DeviceConfigState implements AppHost {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onObjectTimer = (c: DeviceConfigState, dueAt: Millis): void => c.host.guard(() => c.stepObjects(dueAt));
+
   timers: DeviceTimers = { ...DEFAULT_DEVICE_TIMERS };
   configItemStatus: ConfigItemStatusReport | undefined;
   deviceName = '';
@@ -87,7 +90,7 @@ export class DeviceConfigState implements AppHost {
   private readonly objectTimer: DeviceTimer;
 
   constructor(private readonly host: ConfigApplyHost) {
-    this.objectTimer = new DeviceTimer(host.opts.scheduler, (at) => host.guard(() => this.stepObjects(at)));
+    this.objectTimer = new DeviceTimer(host.opts.scheduler, this, DeviceConfigState.onObjectTimer);
   }
 
   // AppHost

@@ -49,6 +49,9 @@ export interface ConfigFetchHost {
 }
 
 export class ConfigFetcher {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (f: ConfigFetcher, dueAt: Millis): void => f.host.guard(() => f.tick(dueAt));
+
   /** Hash of the last accepted configuration; in memory only, empty after a reboot (§3.1). */
   configHash = '';
   /** Polls answered 200 with a new hash, 200 with the known hash, and 304. */
@@ -62,7 +65,7 @@ export class ConfigFetcher {
   private readonly timer: DeviceTimer;
 
   constructor(private readonly host: ConfigFetchHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
+    this.timer = new DeviceTimer(host.opts.scheduler, this, ConfigFetcher.onTimer);
   }
 
   /** First poll right away (§3.6). */

@@ -1,24 +1,33 @@
 // One re-armable wake-up of a device, on the scheduler it was given. The timer itself is what the
-// scheduler wakes (WakeTarget), so re-arming allocates nothing and a timer costs no closure of its
-// own: a worker holds ten to twenty of them for each of its thousands of devices.
+// scheduler wakes (WakeTarget), so re-arming allocates nothing. A worker holds ten to twenty timers
+// for each of its thousands of devices, so a timer holds no closure of its own either: it calls a
+// function shared by every device (a static of the owning class) with its owner.
 
 import type { Millis, Scheduler, TimerHandle } from '../ports.js';
 
-export class DeviceTimer {
+// `DeviceTimer` (Owner = never) holds a timer of any owner: only the constructor ties the two.
+export class DeviceTimer<Owner = never> {
   private handle: TimerHandle | undefined;
   /** When the armed wake-up is due, or NaN when idle. */
   private due = Number.NaN;
+  private readonly owner: unknown;
+  private readonly onFire: (owner: Owner, dueAt: Millis) => void;
 
+  /** `onFire` is called with `owner` when a wake-up is due: one function for every device, not a closure per device. */
   constructor(
     private readonly scheduler: Scheduler,
-    private readonly onFire: (dueAt: Millis) => void,
-  ) {}
+    owner: Owner,
+    onFire: (owner: Owner, dueAt: Millis) => void,
+  ) {
+    this.owner = owner;
+    this.onFire = onFire;
+  }
 
   /** Called by the scheduler when the armed wake-up is due. */
   wake(dueAt: Millis): void {
     this.handle = undefined;
     this.due = Number.NaN;
-    this.onFire(dueAt);
+    this.onFire(this.owner as Owner, dueAt);
   }
 
   /** Arms (or re-arms) the timer for `at`; an earlier pending wake-up is cancelled. */

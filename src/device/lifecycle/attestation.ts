@@ -66,6 +66,10 @@ export interface AttestationHost {
 }
 
 export class Attestation {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimerFired = (a: Attestation, dueAt: Millis): void => a.host.guard(() => a.onTimer(dueAt));
+  private static readonly onCertTimer = (a: Attestation, dueAt: Millis): void => a.host.guard(() => a.publishCerts(dueAt));
+
   state: info.AttestationState = A.ATTESTATION_STATE_UNSPECIFIED;
   /** Integrity token from the last SUCCESS; lives in tmpfs, so a reboot loses it (§5.4). */
   token: Uint8Array | undefined;
@@ -97,8 +101,8 @@ export class Attestation {
   private restartAfterExchange: string | undefined;
 
   constructor(private readonly host: AttestationHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.onTimer(dueAt)));
-    this.certTimer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.publishCerts(dueAt)));
+    this.timer = new DeviceTimer(host.opts.scheduler, this, Attestation.onTimerFired);
+    this.certTimer = new DeviceTimer(host.opts.scheduler, this, Attestation.onCertTimer);
     const { tpm, identity, behaviour } = host.opts;
     if (tpm) {
       const quoteKey = identity.attestKey;

@@ -81,13 +81,16 @@ function verifyCertsBody(body: Uint8Array, rootPem: string, now: Millis): Verifi
 }
 
 export class ControllerTrust {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (t: ControllerTrust, dueAt: Millis): void => t.host.guard(() => t.fetchAndReschedule(dueAt));
+
   current: TrustedControllerCerts | undefined;
   private lastFailed = false;
   private inFlight: Promise<boolean> | undefined;
   private readonly timer: DeviceTimer;
 
   constructor(private readonly host: TrustHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.fetchAndReschedule(dueAt)));
+    this.timer = new DeviceTimer(host.opts.scheduler, this, ControllerTrust.onTimer);
   }
 
   /** Whether the last GET /certs failed (EVE then retries after 120 s). */

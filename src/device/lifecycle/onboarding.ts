@@ -34,12 +34,15 @@ export interface OnboardingHost {
 }
 
 export class Onboarding {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (o: Onboarding, dueAt: Millis): void => o.host.guard(() => o.round(dueAt));
+
   /** Failed rounds so far (drives the 1, 2, 4 … 600 s ticker). */
   failures = 0;
   private readonly timer: DeviceTimer;
 
   constructor(private readonly host: OnboardingHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.round(dueAt)));
+    this.timer = new DeviceTimer(host.opts.scheduler, this, Onboarding.onTimer);
   }
 
   start(at: Millis): void {

@@ -37,13 +37,16 @@ export interface DevicePowerHost {
 type Phase = 'halting' | 'prepared' | 'powering-off';
 
 export class LocalDeviceCommands {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (p: LocalDeviceCommands, dueAt: Millis): void => p.host.guard(() => p.step(dueAt));
+
   private op: Exclude<LocalDeviceCommand, 'collect-info'> | undefined;
   private phase: Phase | undefined;
   private since: Millis = 0;
   private readonly timer: DeviceTimer;
 
   constructor(private readonly host: DevicePowerHost) {
-    this.timer = new DeviceTimer(host.scheduler, (at) => host.guard(() => this.step(at)));
+    this.timer = new DeviceTimer(host.scheduler, this, LocalDeviceCommands.onTimer);
   }
 
   /** The command being carried out, if any. */

@@ -140,7 +140,7 @@ class LpsTask {
     scheduler: Scheduler,
     fire: (t: LpsTask, at: Millis) => void,
   ) {
-    this.timer = new DeviceTimer(scheduler, (at) => fire(this, at));
+    this.timer = new DeviceTimer(scheduler, this, fire);
   }
 }
 

@@ -17,6 +17,9 @@ export interface RadioSilenceTiming {
 export type RadioSilencePhase = 'idle' | 'applying' | 'failed';
 
 export class LpsRadioSilence {
+  // Timer callback: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (r: LpsRadioSilence, dueAt: Millis): void => r.settle(dueAt);
+
   /** radio_silence of the last accepted RadioConfig (EVE persists it as lastradioconfig). */
   intent = false;
   /** What the radios actually do now (RadioStatus.radio_silence). */
@@ -44,7 +47,7 @@ export class LpsRadioSilence {
       throw new Error(`radio silence: applyDelayMs must be [min, max] with 0 <= min <= max, got [${this.delay.join(', ')}]`);
     }
     if (!(this.failAfterMs >= 0)) throw new Error(`radio silence: failAfterMs must be >= 0, got ${this.failAfterMs}`);
-    this.timer = new DeviceTimer(scheduler, (at) => this.settle(at));
+    this.timer = new DeviceTimer(scheduler, this, LpsRadioSilence.onTimer);
   }
 
   get phase(): RadioSilencePhase {

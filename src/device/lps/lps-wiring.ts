@@ -79,6 +79,10 @@ interface AppOp {
 }
 
 export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onPickupTimer = (l: DeviceLps, dueAt: Millis): void => l.host.guard(() => l.pickup(dueAt));
+  private static readonly onLocationTimer = (l: DeviceLps, dueAt: Millis): void => l.host.guard(() => l.locationTick(dueAt));
+
   readonly cellular: CellularRadios | undefined;
   readonly gnss: GnssReceiver | undefined;
   /** Made when an LPS is first configured: most devices of most fleets never have one. */
@@ -105,8 +109,8 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
     this.rng = ports.rng;
     this.cellular = createCellular(b.cellular, ports.seed, o.index);
     this.gnss = createGnss(b.gnss, ports.seed, o.index, o.clock.now());
-    this.pickupTimer = new DeviceTimer(o.scheduler, (at) => host.guard(() => this.pickup(at)));
-    this.locationTimer = new DeviceTimer(o.scheduler, (at) => host.guard(() => this.locationTick(at)));
+    this.pickupTimer = new DeviceTimer(o.scheduler, this, DeviceLps.onPickupTimer);
+    this.locationTimer = new DeviceTimer(o.scheduler, this, DeviceLps.onLocationTimer);
   }
 
   /** The device's LPS agent (created on first use). */

@@ -46,7 +46,8 @@ export interface DeviceStatsSnapshot {
 }
 
 export class DeviceStats {
-  private readonly counts = new Float64Array(ENDPOINT_KEYS.length * SLOT_COUNT);
+  // 32 bits are plenty for one device's requests to one endpoint in a run, at half the memory.
+  private readonly counts = new Uint32Array(ENDPOINT_KEYS.length * SLOT_COUNT);
   undeliveredInfo = 0;
   undeliveredLogs = 0;
   undeliveredLogEntries = 0;

@@ -44,6 +44,10 @@ interface PendingFlowMessage {
 }
 
 export class FlowlogSender {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onCollectTimer = (f: FlowlogSender, dueAt: Millis): void => f.host.guard(() => f.collect(dueAt));
+  private static readonly onSendTimer = (f: FlowlogSender, dueAt: Millis): void => f.host.guard(() => f.sendHead(dueAt));
+
   private pending: PendingFlowMessage[] = [];
   private failures = 0;
   private sending = false;
@@ -54,8 +58,8 @@ export class FlowlogSender {
   private readonly sendTimer: DeviceTimer;
 
   constructor(private readonly host: FlowlogHost) {
-    this.collectTimer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.collect(dueAt)));
-    this.sendTimer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.sendHead(dueAt)));
+    this.collectTimer = new DeviceTimer(host.opts.scheduler, this, FlowlogSender.onCollectTimer);
+    this.sendTimer = new DeviceTimer(host.opts.scheduler, this, FlowlogSender.onSendTimer);
   }
 
   get queued(): number {

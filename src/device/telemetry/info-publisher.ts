@@ -29,6 +29,9 @@ export interface InfoHost {
 const isReliableInfo = (kind: InfoQueueKind): boolean => kind !== 'attest' && kind !== 'location';
 
 export class InfoPublisher {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (p: InfoPublisher, dueAt: Millis): void => p.host.guard(() => p.pass(dueAt));
+
   readonly queue: InfoQueue;
   private readonly timer: DeviceTimer;
   private passRunning = false;
@@ -39,7 +42,7 @@ export class InfoPublisher {
 
   constructor(private readonly host: InfoHost) {
     this.queue = new InfoQueue(host.opts.rng);
-    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.pass(dueAt)));
+    this.timer = new DeviceTimer(host.opts.scheduler, this, InfoPublisher.onTimer);
   }
 
   /** Queues an info message under `key` (the object's UUID) and kicks a pass. */

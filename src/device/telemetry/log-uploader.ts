@@ -84,6 +84,9 @@ interface LogFile {
 }
 
 export class LogUploader {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (u: LogUploader, dueAt: Millis): void => u.host.guard(() => u.tick(dueAt));
+
   private deviceFiles: LogFile[] = [];
   private appFiles: LogFile[] = [];
   /** Bytes of every kept file (what EVE's quota counts). */
@@ -104,7 +107,7 @@ export class LogUploader {
   private backlogCounted = 0;
 
   constructor(private readonly host: LogHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
+    this.timer = new DeviceTimer(host.opts.scheduler, this, LogUploader.onTimer);
     const q = host.opts.behaviour.logQuotaBytes;
     this.quota = q === undefined ? logQuota() : logQuotaOfBytes(q);
   }

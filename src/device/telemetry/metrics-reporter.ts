@@ -24,6 +24,9 @@ export interface MetricsHost {
 }
 
 export class MetricsReporter {
+  // Timer callbacks: one function for every device (see DeviceTimer).
+  private static readonly onTimer = (r: MetricsReporter, dueAt: Millis): void => r.host.guard(() => r.tick(dueAt));
+
   readonly interval = new MetricsInterval();
   private readonly timer: DeviceTimer;
   private inFlight = false;
@@ -31,7 +34,7 @@ export class MetricsReporter {
   failed = 0;
 
   constructor(private readonly host: MetricsHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, (dueAt) => host.guard(() => this.tick(dueAt)));
+    this.timer = new DeviceTimer(host.opts.scheduler, this, MetricsReporter.onTimer);
   }
 
   start(now: Millis): void {
