@@ -4,7 +4,7 @@
 // with 400 fails here too, naming the line.
 
 import { crc32, deflateRawSync, gunzipSync } from 'node:zlib';
-import { goJsonInteger, goJsonString, goSortedKeys } from './go-json.js';
+import { goJsonString } from './go-json.js';
 import { encodeNewlogLine, NewlogLines, type NewlogEntry } from './newlog-lines.js';
 
 export { encodeNewlogLine };
@@ -89,11 +89,16 @@ export function newlogsGzipHeader(kind: NewlogsKind, mtimeSec: number): Uint8Arr
 
 /** A complete newlogs gzip file from already encoded lines (each without its '\n'). */
 export function writeNewlogsFile(kind: NewlogsKind, lines: readonly string[], mtimeSec: number): Uint8Array {
-  return gzipWithHeader(newlogsGzipHeader(kind, mtimeSec), Buffer.from(joinLines(lines, 0, lines.length), 'utf8'));
+  return gzipWithHeader(newlogsGzipHeader(kind, mtimeSec), linesOf(lines).text());
 }
 
-function joinLines(lines: readonly string[], from: number, to: number): string {
-  return to > from ? lines.slice(from, to).join('\n') + '\n' : '';
+/** Encoded lines (each without its '\n') as the bytes of a file's text. */
+function linesOf(lines: readonly string[]): NewlogLines {
+  let chars = 0;
+  for (const line of lines) chars += line.length + 1;
+  const text = new NewlogLines(Math.max(64, chars)); // grows if UTF-8 needs more bytes than chars
+  for (const line of lines) text.addLine(line);
+  return text;
 }
 
 function gzipWithHeader(header: Uint8Array, body: Buffer): Uint8Array {
@@ -129,9 +134,7 @@ export function packNewlogsFiles(
   /** Counts deflate runs, for benchmarks and tests. */
   stats?: { compressions: number },
 ): PackedNewlogsFile[] {
-  const text = new NewlogLines();
-  for (const line of lines) text.addLine(line);
-  return packNewlogLines(kind, text, mtimeSec, maxBytes, stats);
+  return packNewlogLines(kind, linesOf(lines), mtimeSec, maxBytes, stats);
 }
 
 /** packNewlogsFiles of lines already written as bytes (what devices use: no string per line). */
