@@ -42,7 +42,7 @@ import { LoopMonitor } from './loop-monitor.js';
 import { MetricRecorder } from './metric-recorder.js';
 import { LpsFleet, type LpsGaugeSource } from './lps-fleet.js';
 import { LogSpillFile } from './log-spill-file.js';
-import { ReliableBacklog } from '../device/core/reliable-backlog.js';
+import { ReliableBacklog, type ReliableKind } from '../device/core/reliable-backlog.js';
 import { ShardFaults } from '../faults/shard-faults.js';
 import type { FleetDeviceInfo, ProcessMemory, ShardDrainResult, ShardResult, ShardTask, WorkerToMain } from './worker-protocol.js';
 
@@ -430,7 +430,7 @@ export class ShardRunner {
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
     this.usageAtSample = process.memoryUsage();
-    this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.backlogTotals(), logFiles: this.logFileBytes() };
+    this.memorySampleState = { inFlight: this.inFlightNow(), backlog: this.reliableTotals().waiting, logFiles: this.logFileBytes() };
     writeHeapSnapshotIfAsked(this.task.workerId);
     this.draining = true;
     this.recorder.startDrain(startedAt);
@@ -454,7 +454,7 @@ export class ShardRunner {
       await this.sleepUntil(Math.min(deadline, this.clock.now() + DRAIN_POLL_MS));
       complete = settled();
     }
-    const left = this.backlogTotals();
+    const left = this.reliableTotals().waiting;
     return { ms: Math.max(0, this.clock.now() - startedAt), limitMs, complete, leftAtStop: left };
   }
 
@@ -493,41 +493,32 @@ export class ShardRunner {
     return t;
   }
 
-  private backlogTotals(): { info: number; logs: number; flowlog: number } {
-    const t = { ...this.reliable.waiting };
-    for (const local of this.uncounted) {
-      const d = this.devices[local];
-      if (!d) continue;
-      try {
-        const b = d.backlog();
-        t.info += b.info;
-        t.logs += b.logs;
-        t.flowlog += b.flowlog;
-      } catch (err) {
-        this.recorder.onDeviceError(this.indexOf(local), 'stats', err);
-      }
-    }
-    return t;
-  }
-
-  /** Reliable messages given up on so far, and log files EVE's quota deleted. */
-  private undeliveredTotals(): { undelivered: { info: number; logs: number; flowlog: number }; droppedByQuota: number } {
-    const und = { ...this.reliable.undelivered };
+  /**
+   * Reliable messages waiting now and given up on so far, and log files EVE's quota deleted: the
+   * worker's running totals, plus what the devices that do not report them (test fakes) say.
+   */
+  private reliableTotals(): { waiting: Record<ReliableKind, number>; undelivered: Record<ReliableKind, number>; droppedByQuota: number } {
+    const waiting = { ...this.reliable.waiting };
+    const undelivered = { ...this.reliable.undelivered };
     let droppedByQuota = this.reliable.droppedByQuotaLogs;
     for (const local of this.uncounted) {
       const d = this.devices[local];
       if (!d) continue;
       try {
         const t = d.tally;
-        und.info += t.undeliveredInfo;
-        und.logs += t.undeliveredLogs;
-        und.flowlog += t.undeliveredFlowlog;
+        undelivered.info += t.undeliveredInfo;
+        undelivered.logs += t.undeliveredLogs;
+        undelivered.flowlog += t.undeliveredFlowlog;
         droppedByQuota += t.droppedByQuotaLogs ?? 0;
+        const b = d.backlog();
+        waiting.info += b.info;
+        waiting.logs += b.logs;
+        waiting.flowlog += b.flowlog;
       } catch (err) {
         this.recorder.onDeviceError(this.indexOf(local), 'stats', err);
       }
     }
-    return { undelivered: und, droppedByQuota };
+    return { waiting, undelivered, droppedByQuota };
   }
 
   // ---- arrivals ----
@@ -646,8 +637,7 @@ export class ShardRunner {
   private takeDelta(final: boolean): FleetDelta {
     const now = this.clock.now();
     const r = this.recorder.takeDelta();
-    const backlog = this.backlogTotals();
-    const { undelivered: und, droppedByQuota } = this.undeliveredTotals();
+    const { waiting: backlog, undelivered: und, droppedByQuota } = this.reliableTotals();
     const heap = process.memoryUsage().heapUsed;
     if (heap > this.heapUsedPeak) this.heapUsedPeak = heap;
     const delta: FleetDelta = {
