@@ -335,8 +335,9 @@ const results: SizeResult[] = [];
 const baselines: SizeResult[] = [];
 try {
   if (!findMax) {
-    for (const n of sizes) {
+    for (const [i, n] of sizes.entries()) {
       if (baselineRepo) {
+        if (i > 0) await freshController();
         const b = await measureSize(ctl, n, true);
         baselines.push(b);
         printSize(b);
@@ -345,7 +346,6 @@ try {
       const r = await measureSize(ctl, n);
       results.push(r);
       printSize(r);
-      if (baselineRepo) await freshController();
     }
   } else {
     const steps: Step[] = [];
