@@ -52,8 +52,8 @@ export type DeviceBacklog = Record<ReliableKind, number>;
 
 export class VirtualDevice {
   // Timer callbacks: one function for every device (see DeviceTimer).
-  private static readonly onDeviceInfoTimer = (d: VirtualDevice, dueAt: Millis): void => d.guard(() => d.periodicDeviceInfo());
-  private static readonly onRebootTimer = (d: VirtualDevice, dueAt: Millis): void => d.guard(() => d.rebootStep());
+  private static readonly onDeviceInfoTimer = (d: VirtualDevice): void => d.guard(() => d.periodicDeviceInfo());
+  private static readonly onRebootTimer = (d: VirtualDevice): void => d.guard(() => d.rebootStep());
 
   readonly opts: DeviceOptions;
   readonly tally: DeviceStats;
