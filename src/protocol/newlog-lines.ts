@@ -5,20 +5,11 @@
 // allocated (bench/device-cpu.ts --alloc-profile). encodeNewlogLine is the plain string encoder;
 // test/newlog-lines.test.ts holds the two to the same bytes.
 
+import type { logs } from '../gen/eve-types.js';
 import { goJsonInteger, goJsonString, goSortedKeys } from './go-json.js';
 
-/** One LogEntry as the eve-api Go struct marshals it (omitempty on every field). */
-export interface NewlogEntry {
-  severity?: string;
-  source?: string;
-  iid?: string;
-  content?: string;
-  msgid?: number;
-  tags?: Record<string, string>;
-  timestamp?: { seconds?: number; nanos?: number };
-  filename?: string;
-  function?: string;
-}
+/** One LogEntry, the eve-api message whose Go struct newlogd marshals as JSON (omitempty on every field). */
+export type NewlogEntry = logs.LogEntry;
 
 const key = (name: string): Uint8Array => Buffer.from(`"${name}":`, 'latin1');
 const K_SEVERITY = key('severity');
