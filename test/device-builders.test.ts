@@ -25,6 +25,7 @@ import {
 } from '../src/device/telemetry/info-builders.js';
 import { LogGenerator, buildAppLogBundle, buildLogBundle } from '../src/device/telemetry/log-generator.js';
 import { DeviceCounters, type MetricsInput } from '../src/device/telemetry/metrics-builder.js';
+import type { EndpointKey } from '../src/protocol/endpoints.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 
 const DEV = '6ae3b91c-2f4d-4c8e-9b57-0d1e2f3a4b5c';
@@ -272,41 +273,71 @@ describe('metrics builder', () => {
     lastProcessedConfig: now - 2000,
   });
 
-  it('keeps urlMetrics per URL, in first-use order, across many URLs', () => {
+  it('keeps urlMetrics per endpoint and app instance, in first-use order, as host:port plus path (URLPathString)', () => {
     const rng = SeededRng.create(1, 42, 'metrics');
     const counters = new DeviceCounters(rng, HW, T0);
-    const urls = Array.from({ length: 11 }, (_, i) => `/api/v2/edgeDevice/id/${DEV}/ep${i}`);
-    // URL i gets i+1 successes of 100·(i+1) bytes, interleaved so slots grow while counting.
-    for (let round = 0; round < 11; round++) {
-      for (let i = round; i < 11; i++) {
-        counters.recordRequest({ url: urls[i]!, reqBytes: 100 * (i + 1), respBytes: 7, success: true, latencyMs: 2, at: T0 + round });
+    const APP2 = '6a1b2c3d-0000-4000-8000-00000000abcd';
+    const keys: Array<[EndpointKey, string | undefined]> = [
+      ['ping', undefined],
+      ['certs', undefined],
+      ['register', undefined],
+      ['uuid', undefined],
+      ['attest', undefined],
+      ['config', undefined],
+      ['info', undefined],
+      ['metrics', undefined],
+      ['newlogs', undefined],
+      ['appnewlogs', APP],
+      ['appnewlogs', APP2],
+      ['flowlog', undefined],
+    ];
+    // Key i gets i+1 successes of 100·(i+1) bytes, interleaved so slots grow while counting.
+    for (let round = 0; round < keys.length; round++) {
+      for (let i = round; i < keys.length; i++) {
+        const [endpoint, appUuid] = keys[i]!;
+        counters.recordRequest({ endpoint, appUuid, reqBytes: 100 * (i + 1), respBytes: 7, success: true, latencyMs: 2, at: T0 + round });
       }
     }
-    counters.recordRequest({ url: urls[3]!, reqBytes: 50, respBytes: 0, success: false, latencyMs: 0, at: T0 + 20 });
+    counters.recordRequest({ endpoint: 'uuid', reqBytes: 50, respBytes: 0, success: false, latencyMs: 0, at: T0 + 20 });
     const now = T0 + 60_000;
-    const z = roundTrip(Msg.ZMetricMsg, counters.build(input(now), now, rng)).dm!.zedcloud![0]!;
-    expect(z.urlMetrics!.map((u) => u.url)).toEqual(urls);
+    const z = roundTrip(Msg.ZMetricMsg, counters.build({ ...input(now), server: 'ctrl.example.com:8443' }, now, rng)).dm!.zedcloud![0]!;
+    const d = `ctrl.example.com:8443/api/v2/edgedevice`;
+    expect(z.urlMetrics!.map((u) => u.url)).toEqual([
+      `${d}/ping`,
+      `${d}/certs`,
+      `${d}/register`,
+      `${d}/uuid`,
+      ...['attest', 'config', 'info', 'metrics', 'newlogs'].map((e) => `${d}/id/${DEV}/${e}`),
+      `${d}/id/${DEV}/apps/instanceid/${APP}/newlogs`,
+      `${d}/id/${DEV}/apps/instanceid/${APP2}/newlogs`,
+      `${d}/id/${DEV}/flowlog`,
+    ]);
     z.urlMetrics!.forEach((u, i) => {
       expect(u.sentMsgCount).toBe(i + 1);
       expect(u.sentByteCount).toBe((i + 1) * 100 * (i + 1));
       expect(u.recvByteCount).toBe(7 * (i + 1));
       expect(u.tryMsgCount ?? 0).toBe(i === 3 ? 1 : 0);
     });
-    expect(counters.urlCounter(urls[10]!, 'sentMsg')).toBe(11);
-    expect(counters.urlCounter('/never', 'sentMsg')).toBeUndefined();
+    expect(counters.urlCounter('appnewlogs', 'sentMsg', APP2)).toBe(11);
+    expect(counters.urlCounter('appnewlogs', 'sentMsg', DEV)).toBeUndefined();
+    expect(counters.urlCounter('logs', 'sentMsg')).toBeUndefined();
+    // An API v1 device sends v1 paths, and so counts them (v1-endpoints.ts).
+    const v1 = roundTrip(Msg.ZMetricMsg, counters.build({ ...input(now), server: 'ctrl:443', api: 'v1' }, now, rng)).dm!.zedcloud![0]!;
+    expect(v1.urlMetrics!.map((u) => u.url).slice(4, 6)).toEqual([`ctrl:443/api/v1/edgedevice/id/${DEV}/attest`, 'ctrl:443/api/v1/edgedevice/config']);
+    expect(v1.urlMetrics![9]!.url).toBe(`ctrl:443/api/v1/edgedevice/apps/instanceid/id/${APP}/newlogs`);
   });
 
   it('encodes dm and am, with upTime as a 1970 timestamp', () => {
     const rng = SeededRng.create(1, 42, 'metrics');
     const counters = new DeviceCounters(rng, HW, T0);
     const url = `controller.example.com:443/api/v2/edgedevice/id/${DEV}/config`;
-    counters.recordRequest({ url, reqBytes: 500, respBytes: 3000, success: true, latencyMs: 12, resumed: true, at: T0 + 1000 });
-    counters.recordRequest({ url, reqBytes: 500, respBytes: 0, success: false, latencyMs: 0, at: T0 + 2000 });
-    counters.recordRequest({ url, reqBytes: 500, respBytes: 20, success: false, latencyMs: 3, at: T0 + 3000 });
+    counters.recordRequest({ endpoint: 'config', reqBytes: 500, respBytes: 3000, success: true, latencyMs: 12, resumed: true, at: T0 + 1000 });
+    counters.recordRequest({ endpoint: 'config', reqBytes: 500, respBytes: 0, success: false, latencyMs: 0, at: T0 + 2000 });
+    counters.recordRequest({ endpoint: 'config', reqBytes: 500, respBytes: 20, success: false, latencyMs: 3, at: T0 + 3000 });
     counters.recordLogUpload({ bytes: 40_000, status: 201, latencyMs: 80, at: T0 + 4000 });
     counters.recordFlowlog({ delivered: true, flows: 12, dnsRequests: 3 });
     const now = T0 + 3_600_000;
-    const back = roundTrip(Msg.ZMetricMsg, counters.build(input(now), now, rng));
+    const back = roundTrip(Msg.ZMetricMsg, counters.build({ ...input(now), server: 'controller.example.com:443' }, now, rng));
     const dm = back.dm!;
     expect(plainTs(dm.cpuMetric!.upTime)).toEqual({ seconds: 3600, nanos: 0 });
     expect(dm.memory!.usedMem! + dm.memory!.availMem!).toBe(HW.memoryMB);

@@ -90,6 +90,23 @@ describe('metrics (§7.4)', () => {
     expect(m.devID).toBe(r.controller.deviceUuid);
     expect(m.dm!.memory!.usedMem).toBeGreaterThan(0);
   });
+
+  it('counts each URL the device sent to, named as EVE names it (/config/server + path), with the requests the controller saw', async () => {
+    const r = rig({ behaviour: { appStepMs: 1_000, logLinesPerSec: 2 }, options: { server: 'ctrl.test:8443' } });
+    withApp(r);
+    await onboard(r);
+    await r.time.advance(400_000);
+    const last = r.controller.of('metrics').at(-1)!;
+    const m = Msg.ZMetricMsg.decode(payloadOf(r, last));
+    const urls = m.dm!.zedcloud![0]!.urlMetrics!;
+    // Every path the (at once answering) fake controller saw before this metrics message, and no other.
+    const before = r.controller.requests.slice(0, r.controller.requests.indexOf(last));
+    const byPath = new Map<string, number>();
+    for (const q of before) byPath.set(q.path, (byPath.get(q.path) ?? 0) + 1);
+    expect(new Set(urls.map((u) => u.url))).toEqual(new Set([...byPath.keys()].map((p) => `ctrl.test:8443${p}`)));
+    expect([...byPath.keys()]).toContain(`/api/v2/edgedevice/id/${r.controller.deviceUuid}/apps/instanceid/${APP}/newlogs`);
+    for (const u of urls) expect(Number(u.sentMsgCount ?? 0) + Number(u.tryMsgCount ?? 0)).toBe(byPath.get(u.url!.slice('ctrl.test:8443'.length)));
+  });
 });
 
 describe('logs (§8.2, §8.3)', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { arrivalOffsetsMs, planShards, shardIndex } from '../src/fleet/arrival-schedule.js';
 import { FleetLayout } from '../src/fleet/fleet-layout.js';
-import { ShardRunner, type FleetDevice } from '../src/fleet/shard-runner.js';
+import { ShardRunner, serverOf, type FleetDevice } from '../src/fleet/shard-runner.js';
 import type { DeviceOptions } from '../src/device/device-options.js';
 import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import type { ShardResult, ShardTask, WorkerToMain } from '../src/fleet/worker-protocol.js';
@@ -314,5 +314,29 @@ describe('ShardRunner', () => {
     await runner.run(Date.now());
     expect(seen.length).toBe(1);
     expect('logMemoryBytes' in seen[0]!).toBe(false);
+  });
+});
+
+describe('the controller a device names in its metrics', () => {
+  it('is the host:port of the URL its group talks to, as /config/server holds it', async () => {
+    const task: ShardTask = {
+      workerId: 0,
+      scenario: scenario({ durationMs: 600_000, groups: [group('a', 2), testGroup('old', 1, { api: 'v1' })], timeline: [] }),
+      shard: { firstIndex: 0, count: 3, stride: 1 },
+      target: { url: 'https://127.0.0.1:8443/', v1Url: 'https://[::1]:8445', rootCaPem: 'PEM', insecure: false },
+    };
+    const { seen, createDevice } = capturingFactory((o) => new FakeDevice(o));
+    const runner = new ShardRunner(task, { createDevice, createTransport: () => new FakeTransport(), post: () => {} });
+    await runner.prepare();
+    const started = setInterval(() => seen.length === 3 && runner.stop(), 10);
+    await runner.run(Date.now());
+    clearInterval(started);
+    expect(seen.map((o) => o.server)).toEqual(['127.0.0.1:8443', '127.0.0.1:8443', '[::1]:8445']);
+  });
+
+  it('keeps the port as the URL gives it, default or not', () => {
+    expect(serverOf('https://ctrl.example.com')).toBe('ctrl.example.com');
+    expect(serverOf('https://ctrl.example.com:443/api')).toBe('ctrl.example.com:443');
+    expect(serverOf('http://10.0.0.1:8080?x')).toBe('10.0.0.1:8080');
   });
 });

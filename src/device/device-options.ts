@@ -57,6 +57,9 @@ export interface DeviceOptions {
   /** PEM of the controller root CA the device trusts for /certs chains; empty: none was given
    *  (--insecure-skip-verify without --root-ca), the chains are not checked. */
   rootCertPem: string;
+  /** The controller as the device's /config/server names it (host:port), which starts each URL of
+   *  its zedcloud urlMetrics; absent: the request paths alone. */
+  server?: string;
   clock: Clock;
   scheduler: Scheduler;
   transport: Transport;

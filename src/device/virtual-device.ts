@@ -539,7 +539,9 @@ export class VirtualDevice {
       hardware: this.opts.behaviour.hardware,
       bootTime: this.bootTime,
       apps,
+      api: this.sender.api,
     };
+    if (this.opts.server !== undefined) input.server = this.opts.server;
     const cellular = this.lps?.cellularMetrics(this.opts.clock.now());
     if (cellular !== undefined && cellular.length > 0) input.cellular = cellular;
     if (this.lastReceivedConfig !== undefined) input.lastReceivedConfig = this.lastReceivedConfig;

@@ -155,6 +155,8 @@ export class ShardRunner {
   private readonly logSpill: LogSpillFile | undefined;
   /** The scenario's faults as this worker applies them (src/faults/). */
   private readonly faults: ShardFaults;
+  /** What a device's /config/server would hold (host:port), by the API its group speaks: one string for all devices. */
+  private readonly servers: Record<'v1' | 'v2', string>;
 
   constructor(
     private readonly task: ShardTask,
@@ -173,6 +175,7 @@ export class ShardRunner {
     this.recorder.lifecycle.idle = task.shard.count;
     this.logSpill = task.stateDir !== undefined ? new LogSpillFile(task.stateDir, task.workerId) : undefined;
     this.faults = new ShardFaults(task.scenario, this.clock, task.workerId);
+    this.servers = { v2: serverOf(task.target.url), v1: serverOf(task.target.v1Url ?? task.target.url) };
   }
 
   get size(): number {
@@ -563,6 +566,7 @@ export class ShardRunner {
       identity,
       behaviour: this.layout.behaviours[g]!,
       rootCertPem: this.task.target.rootCaPem,
+      server: this.servers[this.layout.groups[g]!.api],
       clock: this.clock,
       scheduler: this.scheduler,
       transport,
@@ -674,6 +678,11 @@ function pickUsage(u: NodeJS.MemoryUsage): ProcessMemory {
   // that a comparison of two fleet sizes must not count per device.
   const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
   return { rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, external: u.external, arrayBuffers: u.arrayBuffers, newSpace };
+}
+
+/** The host:port of a controller URL as given ("https://ctrl:8443/" → "ctrl:8443"), as EVE's /config/server holds it. */
+export function serverOf(url: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\/([^/?#]+)/i.exec(url)?.[1] ?? new URL(url).host;
 }
 
 /** Reads the onboarding files named by an external target (runner side; errors name the file). */

@@ -17,6 +17,7 @@ import type { ExpectedAnswer, Millis, TransportRequest, TransportResponse } from
 import { ApiV1Dialect } from './api-v1-dialect.js';
 import { isDocumentedStatus, undocumentedStatusDetail } from '../../protocol/documented-statuses.js';
 import type { ApiVersion } from '../../protocol/api-version.js';
+import { appUuidOfV2Path } from '../../protocol/v1-endpoints.js';
 
 const PROTO_MIME = 'application/x-proto-binary';
 
@@ -114,7 +115,7 @@ export class DeviceSender {
       return openResponse(answer.body, trust).payload;
     } catch (e) {
       // EVE counts envelope failures apart from transport failures (zedcloud authVerifyFailure).
-      this.host.counters.recordRequest({ url: '', reqBytes: 0, respBytes: 0, success: false, authFailure: true, latencyMs: 0, at: now });
+      this.host.counters.recordRequest({ endpoint, reqBytes: 0, respBytes: 0, success: false, authFailure: true, latencyMs: 0, at: now });
       if (e instanceof EnvelopeError) {
         if (e.kind === 'cert-miss') {
           this.reject(endpoint, 'unknown-signer', e.message);
@@ -160,6 +161,8 @@ export class DeviceSender {
     expect?: ExpectedAnswer,
   ): Promise<Answer> {
     const { opts, tally: stats, counters } = this.host;
+    // EVE counts app logs per app instance URL (zedcloud urlMetrics).
+    const appUuid = endpoint === 'appnewlogs' || endpoint === 'applogs' ? appUuidOfV2Path(path) : undefined;
     const wire = this.v1?.request(endpoint, method, path, body);
     if (wire) ({ method, path, body } = wire);
     const headers: Record<string, string> = { 'X-Request-Id': opts.rng.uuid() };
@@ -186,7 +189,7 @@ export class DeviceSender {
     const now = opts.clock.now();
     if (answer === undefined) {
       stats.bump(endpoint, 'transportError');
-      counters.recordRequest({ url: path, reqBytes, respBytes: 0, success: false, latencyMs: now - dueAt, at: now });
+      counters.recordRequest({ endpoint, appUuid, reqBytes, respBytes: 0, success: false, latencyMs: now - dueAt, at: now });
       return undefined;
     }
     stats.answer(endpoint, answer.status);
@@ -200,7 +203,8 @@ export class DeviceSender {
     }
     this.v1?.onAnswer(endpoint, answer.status);
     counters.recordRequest({
-      url: path,
+      endpoint,
+      appUuid,
       reqBytes,
       respBytes: answer.body.length,
       success: isSuccess(answer.status),

@@ -6,6 +6,9 @@
 // State per device is one DeviceCounters object: a few Float64Arrays and small Maps, no closures.
 
 import type { metrics } from '../../gen/eve-types.js';
+import type { ApiVersion } from '../../protocol/api-version.js';
+import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
+import { v1Path } from '../../protocol/v1-endpoints.js';
 import { durationAsTimestamp, managementPorts, toTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
 
@@ -83,8 +86,9 @@ const U = { tryMsg: 0, tryB: 1, sentMsg: 2, sentB: 3, recvMsg: 4, recvB: 5, time
 
 /** One controller request as the device saw it. */
 export interface RequestRecord {
-  /** URL key as EVE spells it: "host:port/api/v2/edgedevice/id/<uuid>/config". */
-  url: string;
+  /** The endpoint, and for app logs the app instance: what EVE's URL key names (see urlOf). */
+  endpoint: EndpointKey;
+  appUuid?: string | undefined;
   reqBytes: number;
   /** Response body bytes (0 when there was no answer). */
   respBytes: number;
@@ -120,6 +124,18 @@ export interface MetricsInput {
   lastProcessedConfig?: Millis;
   /** Per-modem signal and packet counters (dm.cellular, field 20); absent without modems. */
   cellular?: metrics.CellularMetric[];
+  /** The controller as EVE's /config/server names it (host:port), the start of each urlMetrics URL; absent: the paths alone. */
+  server?: string;
+  /** The API whose paths the device sends (absent: v2). */
+  api?: ApiVersion;
+}
+
+/**
+ * The URL key of EVE's zedcloud metrics: /config/server followed by the request path
+ * (zedcloud.URLPathString, "host:port/api/v2/edgedevice/id/<uuid>/config", no scheme).
+ */
+export function urlOf(m: Pick<MetricsInput, 'server' | 'api' | 'devId'>, endpoint: EndpointKey, appUuid: string | undefined): string {
+  return (m.server ?? '') + (m.api === 'v1' ? v1Path(endpoint, m.devId, appUuid) : v2Path(endpoint, m.devId, appUuid));
 }
 
 const EVE_BASE_MEM_MB = 1100;
@@ -128,9 +144,14 @@ const PERSIST_SHARE = 0.92;
 export class DeviceCounters {
   private readonly c = new Float64Array(D.size);
   private apps: Map<string, Float64Array> | undefined;
-  /** Per-URL counters (zedcloud urlMetrics): the URL's slot, and all slots in one array (U.size
-   *  numbers each), because a typed array per URL cost ~300 bytes a URL across ~10 URLs a device. */
-  private urlSlots: Map<string, number> | undefined;
+  /**
+   * Per-URL counters (zedcloud urlMetrics), a slot per endpoint (and app, for app logs) in
+   * first-use order: slot i counts urlEndpoints[i] of app urlApps[i], in urlCounts from i × U.size.
+   * The URL text is made only when metrics are built: kept per device, a Map keyed by the request
+   * paths (each holding the device UUID) cost 1.6 KiB a device.
+   */
+  private urlEndpoints: EndpointKey[] | undefined;
+  private urlApps: Array<string | undefined> | undefined;
   private urlCounts: Float64Array | undefined;
 
   /** Picks this device's activity levels (once) and starts counting at `bootTime`. */
@@ -215,7 +236,7 @@ export class DeviceCounters {
       c[D.zcAuthFail]++;
       return;
     }
-    const o = this.urlSlot(r.url);
+    const o = this.urlSlot(r.endpoint, r.appUuid) * U.size;
     const a = this.urlCounts!;
     if (r.success) {
       c[D.zcSuccess]++;
@@ -293,27 +314,36 @@ export class DeviceCounters {
   appCounter(uuid: string, name: keyof typeof A): number | undefined {
     return this.apps?.get(uuid)?.[A[name]];
   }
-  urlCounter(url: string, name: keyof typeof U): number | undefined {
-    const slot = this.urlSlots?.get(url);
-    return slot === undefined ? undefined : this.urlCounts![slot * U.size + U[name]];
+  urlCounter(endpoint: EndpointKey, name: keyof typeof U, appUuid?: string): number | undefined {
+    const slot = this.findUrlSlot(endpoint, appUuid);
+    return slot < 0 ? undefined : this.urlCounts![slot * U.size + U[name]];
   }
 
-  /** Where the counters of `url` start in urlCounts (a slot is added on first use). */
-  private urlSlot(url: string): number {
-    this.urlSlots ??= new Map();
-    let slot = this.urlSlots.get(url);
-    if (slot === undefined) {
-      slot = this.urlSlots.size;
-      this.urlSlots.set(url, slot);
-      const need = (slot + 1) * U.size;
-      if (!this.urlCounts || this.urlCounts.length < need) {
-        // Grown a slot at a time: a device uses about ten URLs, added once each.
-        const grown = new Float64Array(need);
-        if (this.urlCounts) grown.set(this.urlCounts);
-        this.urlCounts = grown;
-      }
+  private findUrlSlot(endpoint: EndpointKey, appUuid: string | undefined): number {
+    const eps = this.urlEndpoints;
+    if (eps === undefined) return -1;
+    for (let i = 0; i < eps.length; i++) if (eps[i] === endpoint && this.urlApps![i] === appUuid) return i;
+    return -1;
+  }
+
+  /** The slot of an endpoint's URL (added on first use; a device uses about ten). */
+  private urlSlot(endpoint: EndpointKey, appUuid: string | undefined): number {
+    const found = this.findUrlSlot(endpoint, appUuid);
+    if (found >= 0) return found;
+    const eps = (this.urlEndpoints ??= []);
+    const apps = (this.urlApps ??= []);
+    const slot = eps.length;
+    eps.push(endpoint);
+    // A flat copy: a UUID cut out of a request path would keep the whole path alive.
+    apps.push(appUuid === undefined ? undefined : flatCopy(appUuid));
+    const need = (slot + 1) * U.size;
+    if (!this.urlCounts || this.urlCounts.length < need) {
+      // Grown a slot at a time: added once each.
+      const grown = new Float64Array(need);
+      if (this.urlCounts) grown.set(this.urlCounts);
+      this.urlCounts = grown;
     }
-    return slot * U.size;
+    return slot;
   }
 
   // --- building -------------------------------------------------------------------------------
@@ -350,7 +380,7 @@ export class DeviceCounters {
           alias: p.label,
         };
       }),
-      zedcloud: [this.zedcloudMetric()],
+      zedcloud: [this.zedcloudMetric(m)],
       disk: [
         {
           disk: 'sda',
@@ -389,7 +419,7 @@ export class DeviceCounters {
     return msg;
   }
 
-  private zedcloudMetric(): metrics.zedcloudMetric {
+  private zedcloudMetric(m: MetricsInput): metrics.zedcloudMetric {
     const c = this.c;
     const z: metrics.zedcloudMetric = {
       ifName: 'eth0',
@@ -399,12 +429,13 @@ export class DeviceCounters {
     };
     if (c[D.zcLastFailure]) z.lastFailure = toTimestamp(c[D.zcLastFailure]!);
     if (c[D.zcLastSuccess]) z.lastSuccess = toTimestamp(c[D.zcLastSuccess]!);
-    if (this.urlSlots?.size) {
+    const eps = this.urlEndpoints;
+    if (eps !== undefined && eps.length > 0) {
       const a = this.urlCounts!;
-      z.urlMetrics = [...this.urlSlots].map(([url, slot]) => {
+      z.urlMetrics = eps.map((endpoint, slot) => {
         const o = slot * U.size;
         return {
-          url,
+          url: urlOf(m, endpoint, this.urlApps![slot]),
           tryMsgCount: a[o + U.tryMsg],
           tryByteCount: a[o + U.tryB],
           sentMsgCount: a[o + U.sentMsg],
@@ -496,6 +527,11 @@ function cpuMetric(uptimeMs: number, cpuSec: number): metrics.appCpuMetric {
     total,
     total_ns: Math.floor(cpuSec * 1e6) * 1000, // µs resolution keeps it exact below 2^53
   };
+}
+
+/** A string that holds no other string (a slice of a longer one keeps that one alive). */
+function flatCopy(s: string): string {
+  return Buffer.from(s, 'utf8').toString('utf8');
 }
 
 function pct(part: number, whole: number): number {
