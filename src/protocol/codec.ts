@@ -66,7 +66,7 @@ class ReflectedCodec<T> implements Codec<T> {
   }
 
   decode(bytes: Uint8Array): T {
-    const reader = protobuf.Reader.create(bytes);
+    const reader = new FlatStringReader(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     reader.discardUnknown = false; // nested decoders share this reader
     try {
       return this.type.decode(reader) as T;
@@ -81,6 +81,28 @@ class ReflectedCodec<T> implements Codec<T> {
 
   fromJSON(obj: Record<string, unknown>): T {
     return messageFromJson(this.type, obj) as T;
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * protobufjs's reader with flat strings. Its proto3 string reader (stringVerify) builds a string
+ * shorter than 64 bytes 8 characters at a time, so each decoded UUID was a chain of cons strings
+ * (~320 bytes of heap kept per string instead of 56), and devices keep many for their whole life
+ * (configuration objects, hashes, names). Same rules: invalid UTF-8 is an error (Go's proto3
+ * rejects it too), a byte order mark is kept.
+ */
+class FlatStringReader extends protobuf.BufferReader {
+  override stringVerify(): string {
+    const length = this.uint32();
+    const start = this.pos;
+    const end = start + length;
+    if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
+    this.pos = end;
+    const buf = this.buf as Buffer;
+    for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return strictUtf8.decode(buf.subarray(start, end));
+    return buf.toString('latin1', start, end);
   }
 }
 
