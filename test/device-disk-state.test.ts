@@ -23,6 +23,8 @@ describe('device disk state', () => {
     expect(second.controller.of('register')).toHaveLength(0);
     expect(second.controller.of('uuid')).toHaveLength(0);
     expect(second.device.uuid).toBe(last.uuid);
+    // Read once: the options no longer hold the record (a worker kept every resumed device's).
+    expect(second.device.opts.resume).toBeUndefined();
     expect(second.device.bootReason).toBe(info.BootReason.BOOT_REASON_POWER_FAIL);
     const dinfo = second.controller.infos().find((m) => m.dinfo)!.dinfo!;
     expect(dinfo.last_boot_reason).toBe(info.BootReason.BOOT_REASON_POWER_FAIL);

@@ -20,6 +20,7 @@ import type { AppSpec, DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOp
 import { DeviceSender, type FindingAbout } from './sender/device-sender.js';
 import { DeviceStats, type DeviceStatsSnapshot, type ReliableKind } from './sender/device-stats.js';
 import { DeviceTimer } from './core/device-timer.js';
+import { flatString } from './core/flat-string.js';
 import { deviceInfoDelayMs, type DeviceTimers } from './core/eve-timers.js';
 import { FlowlogSender, type FlowSource } from './telemetry/flowlog-sender.js';
 import { buildAppInfo, buildDeviceInfo } from './telemetry/info-builders.js';
@@ -120,7 +121,11 @@ export class VirtualDevice {
     this.deviceInfoTimer = new DeviceTimer(opts.scheduler, this, VirtualDevice.onDeviceInfoTimer);
     this.rebootTimer = new DeviceTimer(opts.scheduler, this, VirtualDevice.onRebootTimer);
     this.lps = opts.lps ? new DeviceLps(this, opts.lps) : undefined;
-    if (opts.resume) this.resumeFrom(opts.resume);
+    if (opts.resume) {
+      this.resumeFrom(opts.resume);
+      // Read once: kept in the options, every resumed device's disk record stayed in memory all run.
+      delete opts.resume;
+    }
   }
 
   /**
@@ -128,7 +133,7 @@ export class VirtualDevice {
    * onboarded and lost power. It keeps what EVE keeps in /persist and boots with POWER_FAIL.
    */
   private resumeFrom(r: DeviceDiskState): void {
-    this.deviceUuid = r.uuid;
+    this.deviceUuid = flatString(r.uuid);
     this.restartCounter = r.restartCounter;
     this.rebooting = 'power-fail';
     // Nothing was recorded before the power went: EVE synthesizes "device powered off" (§13.5).

@@ -9,6 +9,7 @@ import type { metrics } from '../../gen/eve-types.js';
 import type { ApiVersion } from '../../protocol/api-version.js';
 import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import { v1Path } from '../../protocol/v1-endpoints.js';
+import { flatString } from '../core/flat-string.js';
 import { durationAsTimestamp, managementPorts, toTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
 
@@ -335,7 +336,7 @@ export class DeviceCounters {
     const slot = eps.length;
     eps.push(endpoint);
     // A flat copy: a UUID cut out of a request path would keep the whole path alive.
-    apps.push(appUuid === undefined ? undefined : flatCopy(appUuid));
+    apps.push(appUuid === undefined ? undefined : flatString(appUuid));
     const need = (slot + 1) * U.size;
     if (!this.urlCounts || this.urlCounts.length < need) {
       // Grown a slot at a time: added once each.
@@ -527,11 +528,6 @@ function cpuMetric(uptimeMs: number, cpuSec: number): metrics.appCpuMetric {
     total,
     total_ns: Math.floor(cpuSec * 1e6) * 1000, // µs resolution keeps it exact below 2^53
   };
-}
-
-/** A string that holds no other string (a slice of a longer one keeps that one alive). */
-function flatCopy(s: string): string {
-  return Buffer.from(s, 'utf8').toString('utf8');
 }
 
 function pct(part: number, whole: number): number {
