@@ -365,7 +365,8 @@ export class Attestation {
     switch (quoteResp.response ?? R.Z_ATTEST_RESPONSE_CODE_INVALID) {
       case R.Z_ATTEST_RESPONSE_CODE_SUCCESS:
         // EVE keeps the token even if empty (with a warning).
-        this.token = quoteResp.integrity_token ?? new Uint8Array(0);
+        // A copy: the decoded field is a view of the whole answer, which the token would keep alive.
+        this.token = quoteResp.integrity_token ? new Uint8Array(quoteResp.integrity_token) : new Uint8Array(0);
         if (this.token.length === 0) this.host.finding('attest', 'conformance', 'quote SUCCESS without an integrity_token');
         this.checkReturnedKeys(quoteResp.keys ?? []);
         this.lastError = undefined;
