@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { hardwareSerial, softSerial } from '../src/identity/serials.js';
 import { loadOrCreateControllerPki } from '../src/identity/controller-pki.js';
-import { createDeviceIdentity, identityFromStored, sharedOnboarding } from '../src/identity/device-identity.js';
+import { createDeviceIdentity, identityFromStored, sharedOnboarding, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import { senderCertHash, toHex } from '../src/protocol/cert-hash.js';
 import { certificateDer, derToPem } from '../src/protocol/pem.js';
-import { decodeIdentityBatch } from '../src/identity/identity-batch-file.js';
+import { certificateRegions, decodeIdentityBatch, encodeIdentityBatch } from '../src/identity/identity-batch-file.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -114,12 +114,11 @@ describe('device certificate exactly as EVE makes it (§2.4)', () => {
   });
 
   test('what a worker keeps per device: PEM texts, device key and hash; the rest derived on use', () => {
-    // Own fields only: no DER copies, no base64 of the onboarding PEM, no onboarding key object.
-    // Own fields only: certificates as DER in one buffer, no PEM texts, no base64 of the onboarding
-    // PEM, no key objects but the device key.
+    // Own fields only: certificates as DER in one buffer (or where they are in a batch file), no PEM
+    // texts, no base64 of the onboarding PEM, no key objects but the device key.
     const own = Object.keys(dev).filter((k) => !['shared', 'verbatim'].includes(k));
     // The device key: its key object once made, its bytes until then (loaded identities make it on first use).
-    expect(own.sort()).toEqual(['certs', 'deviceCertHash', 'deviceKeyObject', 'deviceKeyRaw', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
+    expect(own.sort()).toEqual(['certs', 'certsOnDisk', 'deviceCertHash', 'deviceKeyObject', 'deviceKeyRaw', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
     expect((dev as unknown as { deviceKeyObject?: object }).deviceKeyObject).toBe(dev.deviceKey);
     expect((dev as unknown as { verbatim?: object }).verbatim).toBeUndefined(); // every PEM is in Go's layout
     expect(dev.deviceCertHash.buffer.byteLength).toBe(32);
@@ -235,6 +234,52 @@ describe('fleet state directory', () => {
     const other = FleetIdentityStore.open({ stateDir, seed: 'other' });
     expect(other.dir).not.toBe(dir);
     expect(other.fleetCaCertPem).not.toBe(first.fleetCaCertPem);
+  });
+
+  test('after release() the identities read their certificates from the batch files, not memory; a changed file is an error naming device and file', () => {
+    const stateDir = join(tmp, 'certs-on-disk');
+    const pems = (d: DeviceIdentityMaterial) => [d.onboardCertPem, d.deviceCertPem, d.attestCertPem, d.ecdhCertPem];
+    const inMemory = (d: DeviceIdentityMaterial) => (d as unknown as { certs?: Uint8Array }).certs !== undefined;
+    const first = FleetIdentityStore.open({ stateDir, seed: 'on-disk' });
+    const made = first.devices(0, 3);
+    const madePems = made.map(pems);
+    expect(made.every(inMemory)).toBe(true);
+    first.release();
+    // Made in this process: written, then read back from the file they were written to.
+    expect(made.some(inMemory)).toBe(false);
+    expect(made.map(pems)).toEqual(madePems);
+    expect(toHex(senderCertHash(made[2]!.deviceCertDer))).toBe(toHex(made[2]!.deviceCertHash));
+
+    // Loaded from the file: the same.
+    const again = FleetIdentityStore.open({ stateDir, seed: 'on-disk' });
+    const loaded = again.devices(0, 3);
+    expect(loaded.every(inMemory)).toBe(true);
+    again.release();
+    expect(loaded.some(inMemory)).toBe(false);
+    expect(loaded.map(pems)).toEqual(madePems);
+
+    // Another file in its place (the state directory made again): the device says so, by name.
+    const dir = join(again.dir!, 'devices');
+    const [name] = readdirSync(dir);
+    const path = join(dir, name!);
+    const bytes = readFileSync(path);
+    const [record] = decodeIdentityBatch(bytes, name!);
+    const changed = Buffer.from(bytes);
+    changed[record!.certsAt!.at + 2 + 40]! ^= 0xff; // inside device 0's onboarding certificate...
+    changed[record!.certsAt!.at + 2 + record!.certs[0].length + 2 + 40]! ^= 0xff; // ...and its device certificate
+    writeFileSync(path, changed);
+    expect(() => loaded[0]!.deviceCertPem).toThrow(`device 0: ${path} no longer holds its certificates (the device certificate changed since it was read)`);
+    writeFileSync(path, bytes.subarray(0, 100));
+    expect(() => loaded[1]!.attestCertPem).toThrow(new RegExp(`device 1: cannot read its certificates from ${path.replace(/[.]/g, '\\.')} \\(bytes \\d+\\+\\d+\\): the file ends \\d+ bytes early`));
+    rmSync(path);
+    expect(() => loaded[2]!.onboardCertDer).toThrow(/device 2: cannot read its certificates from .*ENOENT/);
+  });
+
+  test('certificate regions of a batch file: where encodeIdentityBatch puts them is where decodeIdentityBatch finds them', () => {
+    const ca = createFleetCa('regions', NOW);
+    const records = [0, 4, 9].map((i) => createDeviceIdentity(ca, 'regions', i, NOW).compact);
+    const bytes = encodeIdentityBatch(records);
+    expect(decodeIdentityBatch(bytes, 'r.ids').map((r) => r.certsAt)).toEqual(certificateRegions(records));
   });
 
   test('a damaged device file of the earlier one-file-per-device layout is reported with its path', () => {

@@ -6,7 +6,7 @@ import { senderCertHash } from '../protocol/cert-hash.js';
 import { certificateDer, derToPem, pemBase64Bytes } from '../protocol/pem.js';
 import { createDeviceCertificate, createDeviceIssuedCertificate } from './eve-certificates.js';
 import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
-import type { CompactDeviceIdentity } from './identity-batch-file.js';
+import { readCertificates, type CertificatesRegion, type CompactDeviceIdentity } from './identity-batch-file.js';
 import { generateP256Raw, p256Jwk, p256KeyFromRaw, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, type PrivateJwk } from './keys.js';
 import { hardwareSerial, softSerial } from './serials.js';
 
@@ -34,6 +34,12 @@ export interface DeviceIdentity {
 export interface DeviceIdentityMaterial extends DeviceIdentity {
   /** Uses a fleet-wide onboarding certificate and key (a real controller's) instead of the device's own. */
   useSharedOnboarding(shared: SharedOnboarding): void;
+  /**
+   * The certificates are in batch file `path` at `region` (as written or read): memory lets them
+   * go and reads them from there when asked, as EVE reads its certificates from /config and
+   * /persist. The file must stay, unchanged, for as long as the identity is used.
+   */
+  keepCertificatesOnDisk(path: string, region: CertificatesRegion): void;
   index: number;
   /** Soft attestation (quote) key and ECDH key, the private halves of attestCertPem / ecdhCertPem. */
   attestKey: KeyObject;
@@ -186,7 +192,8 @@ const CERTS = ['onboard', 'device', 'attest', 'ecdh'] as const;
 /**
  * A device identity as a worker holds it for the whole run, thousands of times over, so it keeps
  * little: its four certificates as DER in one buffer (PEM text is 4/3 of that and was 3 KiB a
- * device), the device key (made on first use for an identity read from a batch file) and the
+ * device), or once the fleet store wrote or read them in a batch file only where they are there
+ * (they are used a few times per boot), the device key (made on first use for an identity read from a batch file) and the
  * hash of its certificate (both used on every request), and the
  * private scalars of the three keys used rarely. Everything else is derived when asked, through
  * prototype getters that cost nothing per device: the PEM texts (Go's encoding/pem layout, so
@@ -203,10 +210,12 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
   /** The device key's scalar and public point (d‖point) until its key object is made. */
   private deviceKeyRaw: Uint8Array | undefined;
   readonly deviceCertHash: Uint8Array;
-  /** DER of the onboarding, device, attestation and ECDH certificates, back to back. */
-  private readonly certs: Uint8Array;
+  /** DER of the onboarding, device, attestation and ECDH certificates, back to back (undefined: on disk). */
+  private certs: Uint8Array | undefined;
   /** Where each certificate ends in `certs`. */
-  private readonly ends: readonly [number, number, number, number];
+  private ends: readonly [number, number, number, number] | undefined;
+  /** The batch file and bytes that hold the certificates once memory let them go (2 KiB a device). */
+  private certsOnDisk: { path: string; region: CertificatesRegion } | undefined;
   /** PEM texts not in Go's layout, kept verbatim (absent for files evesim wrote). */
   private readonly verbatim: Partial<Record<(typeof CERTS)[number], string>> | undefined;
   /** Private scalars (32 bytes each) of the onboarding, attestation and ECDH keys. */
@@ -219,14 +228,15 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
     this.softSerial = p.softSerial;
     if (deviceKey instanceof Uint8Array) this.deviceKeyRaw = deviceKey;
     else this.deviceKeyObject = deviceKey;
-    this.certs = new Uint8Array(p.ders.reduce((n, d) => n + d.length, 0));
+    const certs = new Uint8Array(p.ders.reduce((n, d) => n + d.length, 0));
     let at = 0;
     const ends: number[] = [];
     p.ders.forEach((d) => {
-      this.certs.set(d, at);
+      certs.set(d, at);
       at += d.length;
       ends.push(at);
     });
+    this.certs = certs;
     this.ends = ends as unknown as [number, number, number, number];
     this.verbatim = p.verbatim;
     this.deviceCertHash = new Uint8Array(senderCertHash(p.ders[1]!));
@@ -237,6 +247,12 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
   /** Uses an onboarding certificate shared by the whole fleet (a real controller's) instead of the device's own. */
   useSharedOnboarding(shared: SharedOnboarding): void {
     this.shared = shared;
+  }
+
+  keepCertificatesOnDisk(path: string, region: CertificatesRegion): void {
+    this.certsOnDisk = { path, region };
+    this.certs = undefined;
+    this.ends = undefined;
   }
 
   /** Used on every request: made once, on first use, and kept. */
@@ -291,7 +307,16 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
   }
 
   private der(i: number): Uint8Array {
-    return this.certs.slice(i === 0 ? 0 : this.ends[i - 1], this.ends[i]);
+    if (this.certs !== undefined) return this.certs.slice(i === 0 ? 0 : this.ends![i - 1], this.ends![i]);
+    const { path, region } = this.certsOnDisk!;
+    const where = `device ${this.index}`;
+    const ders = readCertificates(path, region, where);
+    // The file was checked when read (SHA-256 over all of it); the hash every request carries
+    // catches a file replaced since.
+    if (!senderCertHash(ders[1]!).every((b, k) => b === this.deviceCertHash[k])) {
+      throw new Error(`${where}: ${path} no longer holds its certificates (the device certificate changed since it was read)`);
+    }
+    return new Uint8Array(ders[i]!);
   }
   private pem(i: number): string {
     return this.verbatim?.[CERTS[i]!] ?? derToPem(this.der(i));

@@ -23,7 +23,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createDeviceIdentity, identityFromCompact, identityFromStored, type DeviceIdentityMaterial } from './device-identity.js';
-import { decodeIdentityBatch, encodeIdentityBatch, type CompactDeviceIdentity } from './identity-batch-file.js';
+import { certificateRegions, decodeIdentityBatch, encodeIdentityBatch, type CertificatesRegion, type CompactDeviceIdentity } from './identity-batch-file.js';
 import { identitySeed } from './fleet-id.js';
 import { createFleetCa, fleetCaFromParts, seedTag, type FleetCa } from './fleet-ca.js';
 import { privateKeyFromJwk, privateKeyToJwk } from './keys.js';
@@ -82,6 +82,9 @@ export class FleetIdentityStore {
   private onDisk: OnDisk | undefined;
   /** Identities made but not yet written (written by flush(), at the latest every BATCH_SIZE). */
   private pending: CompactDeviceIdentity[] = [];
+  private pendingIdentities: DeviceIdentityMaterial[] = [];
+  /** Identities handed out whose certificates are in a batch file: release() lets memory drop them. */
+  private inFiles: Array<{ identity: DeviceIdentityMaterial; path: string; region: CertificatesRegion }> = [];
 
   private constructor(
     readonly seed: string | number,
@@ -188,7 +191,9 @@ export class FleetIdentityStore {
   flush(): void {
     const records = this.pending;
     if (records.length === 0 || this.dir === undefined) return;
+    const identities = this.pendingIdentities;
     this.pending = [];
+    this.pendingIdentities = [];
     const first = records[0]!.index;
     const stride = records.length > 1 ? records[1]!.index - first : 1;
     // The name promises first + k·stride; a batch that is no such progression names its lowest
@@ -196,12 +201,20 @@ export class FleetIdentityStore {
     const regular = stride > 0 && records.every((r, k) => r.index === first + k * stride);
     const lowest = regular ? first : records.reduce((m, r) => Math.min(m, r.index), first);
     const name = `batch-${lowest}-${regular ? stride : 0}-${records.length}-${randomBytes(6).toString('hex')}.ids`;
-    createFileOnce(join(this.dir, 'devices', name), encodeIdentityBatch(records), PRIVATE_FILE_MODE);
+    const path = join(this.dir, 'devices', name);
+    createFileOnce(path, encodeIdentityBatch(records), PRIVATE_FILE_MODE);
+    certificateRegions(records).forEach((region, k) => this.inFiles.push({ identity: identities[k]!, path, region }));
   }
 
-  /** Writes what is pending and forgets identities held in memory (they stay on disk). */
+  /**
+   * Writes what is pending and forgets identities held in memory (they stay on disk). The
+   * identities handed out keep their certificates in their batch files from now on, not in
+   * memory (about 2 KiB a device): the state directory must stay while they are used.
+   */
   release(): void {
     this.flush();
+    for (const { identity, path, region } of this.inFiles) identity.keepCertificatesOnDisk(path, region);
+    this.inFiles = [];
     this.cache.clear();
     this.onDisk = undefined;
   }
@@ -238,10 +251,13 @@ export class FleetIdentityStore {
     if (found) {
       disk.records.delete(index); // the identity copies what it keeps: the file's bytes can go
       this.stats.loaded++;
-      return this.checked(identityFromCompact(found.record, found.file), index, found.file);
+      const identity = this.checked(identityFromCompact(found.record, found.file), index, found.file);
+      if (found.record.certsAt) this.inFiles.push({ identity, path: found.file, region: found.record.certsAt });
+      return identity;
     }
     const made = createDeviceIdentity(this.fleetCa, this.seed, index, this.now());
     this.pending.push(made.compact);
+    this.pendingIdentities.push(made.identity);
     this.stats.created++;
     return made.identity;
   }

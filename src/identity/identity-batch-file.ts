@@ -15,6 +15,7 @@
 //   4 × 32-byte private scalar in the same order, and the device key's 65-byte public point.
 
 import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 
 /** One device's identity as the batch file holds it. */
 export interface CompactDeviceIdentity {
@@ -27,6 +28,14 @@ export interface CompactDeviceIdentity {
   scalars: readonly [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
   /** Uncompressed public point of the device key (imported on every load, so kept beside its scalar). */
   devicePoint: Uint8Array;
+  /** Where the four length-prefixed certificates sit in the file (decodeIdentityBatch sets it). */
+  certsAt?: CertificatesRegion;
+}
+
+/** The bytes of a record's four length-prefixed certificates in its batch file. */
+export interface CertificatesRegion {
+  at: number;
+  length: number;
 }
 
 const MAGIC = Buffer.from('EVESIMID', 'latin1');
@@ -73,6 +82,44 @@ export function encodeIdentityBatch(records: readonly CompactDeviceIdentity[]): 
   return out;
 }
 
+/** Where each record's certificates will sit in the file encodeIdentityBatch(records) makes. */
+export function certificateRegions(records: readonly CompactDeviceIdentity[]): CertificatesRegion[] {
+  let at = HEADER;
+  return records.map((r) => {
+    const start = at + 4 + 4 + 1 + r.serial.length + 1 + r.softSerial.length;
+    at += 4 + recordLength(r);
+    return { at: start, length: r.certs.reduce((n, c) => n + 2 + c.length, 0) };
+  });
+}
+
+/**
+ * The four certificates of a record, read again from its batch file (`region` as the file was
+ * written or read). `where` names the device in errors: the file must still be there, unchanged.
+ */
+export function readCertificates(path: string, region: CertificatesRegion, where: string): Uint8Array[] {
+  const bytes = Buffer.alloc(region.length);
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const n = readSync(fd, bytes, 0, region.length, region.at);
+    if (n !== region.length) throw new Error(`the file ends ${region.length - n} bytes early`);
+  } catch (e) {
+    throw new Error(`${where}: cannot read its certificates from ${path} (bytes ${region.at}+${region.length}): ${(e as Error).message}`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const certs: Uint8Array[] = [];
+  let at = 0;
+  for (let c = 0; c < 4; c++) {
+    const n = at + 2 <= bytes.length ? bytes.readUInt16BE(at) : -1;
+    if (n < 0 || at + 2 + n > bytes.length || bytes[at + 2] !== 0x30) throw new Error(`${where}: ${path} no longer holds its certificates at bytes ${region.at}+${region.length} (changed since it was read)`);
+    certs.push(bytes.subarray(at + 2, at + 2 + n));
+    at += 2 + n;
+  }
+  if (at !== bytes.length) throw new Error(`${where}: ${path} no longer holds its certificates at bytes ${region.at}+${region.length} (changed since it was read)`);
+  return certs;
+}
+
 /**
  * The records of a batch file; `where` names the file in errors. The returned byte arrays are
  * views into `bytes`.
@@ -108,6 +155,7 @@ export function decodeIdentityBatch(bytes: Uint8Array, where: string): CompactDe
       texts.push(buf.toString('latin1', at, at + n));
       at += n;
     }
+    const certsAt = at;
     const certs: Uint8Array[] = [];
     for (let c = 0; c < 4; c++) {
       need(2, 'certificate length');
@@ -130,6 +178,7 @@ export function decodeIdentityBatch(bytes: Uint8Array, where: string): CompactDe
       certs: certs as unknown as CompactDeviceIdentity['certs'],
       scalars: scalars as unknown as CompactDeviceIdentity['scalars'],
       devicePoint,
+      certsAt: { at: certsAt, length: certs.reduce((n, c) => n + 2 + c.length, 0) },
     });
   }
   if (at !== end) throw new Error(`${where}: ${end - at} bytes after the last of its ${count} records`);
