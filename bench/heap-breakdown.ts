@@ -2,22 +2,29 @@
 // worker (EVESIM_HEAP_SNAPSHOT=DIR, see src/fleet/memory-probe.ts) and prints the self size of
 // every kind of object, grouped by constructor (and strings by what they start with), divided by
 // the number of devices. It is how the memory-per-device target is worked on, not a target itself.
+// With --by-owner it says who holds the bytes instead: every object's self size goes to the nearest
+// instance of one of our classes up its retainer chain, as "Class.field" (DeviceCounters.urlCounts,
+// DeviceIdentityRecord.certs), so a change to one field shows as a change to one line.
 //
 //   EVESIM_HEAP_SNAPSHOT=/tmp/snap node --expose-gc dist/bench/steady-state.js --devices 2000 --duration 4m
-//   node --max-old-space-size=8000 dist/bench/heap-breakdown.js /tmp/snap/worker-0.heapsnapshot [--devices 1000] [--top 40]
+//   node --max-old-space-size=8000 dist/bench/heap-breakdown.js /tmp/snap/worker-0.heapsnapshot [--devices 1000] [--top 40] [--by-owner]
 
 import { readFileSync } from 'node:fs';
 import { positiveIntArg } from './bench-args.js';
 
 interface Snapshot {
-  snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]] }; node_count: number };
+  snapshot: {
+    meta: { node_fields: string[]; node_types: [string[], ...unknown[]]; edge_fields: string[]; edge_types: [string[], ...unknown[]] };
+    node_count: number;
+  };
   nodes: number[];
+  edges: number[];
   strings: string[];
 }
 
 const file = process.argv[2];
 if (!file || file.startsWith('--')) {
-  console.error('usage: heap-breakdown FILE.heapsnapshot [--devices N] [--top K]');
+  console.error('usage: heap-breakdown FILE.heapsnapshot [--devices N] [--top K] [--by-owner]');
   process.exit(2);
 }
 const snap = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
@@ -64,7 +71,61 @@ function lenBucket(n: number): string {
 const top = positiveIntArg('top', 50);
 const per = Math.max(1, devices);
 console.log(`${file}: ${(total / 2 ** 20).toFixed(1)} MiB live, ${devices} devices, ${(total / per / 1024).toFixed(2)} KiB per device`);
-console.log('bytes/device  objects/device  kind');
-for (const [key, g] of [...groups].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top)) {
+const rows = process.argv.includes('--by-owner') ? byOwner() : groups;
+console.log(`bytes/device  objects/device  ${process.argv.includes('--by-owner') ? 'held by (nearest class instance.field; "(self)": the instance itself)' : 'kind'}`);
+for (const [key, g] of [...rows].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top)) {
   console.log(`${(g.bytes / per).toFixed(0).padStart(12)}  ${(g.count / per).toFixed(2).padStart(14)}  ${key}`);
+}
+
+/**
+ * Self sizes by owner. The first strong edge that reaches a node (in the snapshot's order) stands
+ * for its retainer, a cheap stand-in for the dominator; the walk up stops at the first object
+ * whose constructor is a class name (capitalised, not a built-in container), at most 8 steps up.
+ */
+function byOwner(): Map<string, { count: number; bytes: number }> {
+  const edgeFields = snap.snapshot.meta.edge_fields;
+  const edgeTypes = snap.snapshot.meta.edge_types[0];
+  const edgeStride = edgeFields.length;
+  const edgeTypeAt = edgeFields.indexOf('type');
+  const edgeNameAt = edgeFields.indexOf('name_or_index');
+  const edgeToAt = edgeFields.indexOf('to_node');
+  const edgeCountAt = fields.indexOf('edge_count');
+  const n = snap.nodes.length / stride;
+  const retainer = new Int32Array(n).fill(-1);
+  const via: string[] = new Array(n);
+  let e = 0;
+  for (let i = 0; i < n; i++) {
+    const count = snap.nodes[i * stride + edgeCountAt]!;
+    for (let k = 0; k < count; k++, e += edgeStride) {
+      const t = edgeTypes[snap.edges[e + edgeTypeAt]!]!;
+      if (t === 'weak' || t === 'shortcut') continue;
+      const to = snap.edges[e + edgeToAt]! / stride;
+      if (retainer[to]! >= 0) continue;
+      retainer[to] = i;
+      via[to] = t === 'element' || t === 'hidden' ? '[]' : snap.strings[snap.edges[e + edgeNameAt]!]!;
+    }
+  }
+  const builtIn = new Set(['Object', 'Array', 'Map', 'Set', 'Uint8Array', 'Buffer', 'Float64Array', 'ArrayBuffer', 'Int32Array', 'Uint32Array', 'Promise', 'Date', 'RegExp', 'Function', 'WeakMap', 'Error']);
+  const isClass = (i: number): boolean => {
+    const name = snap.strings[snap.nodes[i * stride + nameAt]!]!;
+    return types[snap.nodes[i * stride + typeAt]!] === 'object' && /^[A-Z]/.test(name) && !builtIn.has(name) && !name.startsWith('system');
+  };
+  const out = new Map<string, { count: number; bytes: number }>();
+  for (let i = 0; i < n; i++) {
+    const size = snap.nodes[i * stride + sizeAt]!;
+    if (size === 0) continue;
+    let key: string;
+    if (isClass(i)) key = `${snap.strings[snap.nodes[i * stride + nameAt]!]} (self)`;
+    else {
+      let at = i;
+      for (let step = 0; step < 8 && retainer[at]! >= 0 && !isClass(retainer[at]!); step++) at = retainer[at]!;
+      const owner = retainer[at]!;
+      key = owner >= 0 && isClass(owner) ? `${snap.strings[snap.nodes[owner * stride + nameAt]!]}.${via[at]}` : '(no class instance within 8 steps: code, shapes, module state)';
+    }
+    const g = out.get(key) ?? { count: 0, bytes: 0 };
+    g.count++;
+    g.bytes += size;
+    out.set(key, g);
+  }
+  return out;
 }
