@@ -85,6 +85,8 @@ class ReflectedCodec<T> implements Codec<T> {
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** V8 makes a cons string of a concatenation of 13 characters or more (ConsString::kMinLength). */
+const FLAT_CONCAT_BELOW = 13;
 
 /**
  * protobufjs's reader with flat strings. Its proto3 string reader (stringVerify) builds a string
@@ -101,6 +103,16 @@ class FlatStringReader extends protobuf.BufferReader {
     if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
     this.pos = end;
     const buf = this.buf as Buffer;
+    if (length < FLAT_CONCAT_BELOW) {
+      // V8 copies a concatenation this short into one flat string; no call out for the short ones.
+      let s = '';
+      for (let i = start; i < end; i++) {
+        const c = buf[i]!;
+        if (c >= 0x80) return strictUtf8.decode(buf.subarray(start, end));
+        s += String.fromCharCode(c);
+      }
+      return s;
+    }
     for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return strictUtf8.decode(buf.subarray(start, end));
     return buf.toString('latin1', start, end);
   }
