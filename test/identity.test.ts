@@ -14,7 +14,7 @@ import { createDeviceIdentity, identityFromStored, sharedOnboarding, type Device
 import { createFleetCa } from '../src/identity/fleet-ca.js';
 import { senderCertHash, toHex } from '../src/protocol/cert-hash.js';
 import { certificateDer, derToPem } from '../src/protocol/pem.js';
-import { certificateRegions, decodeIdentityBatch, encodeIdentityBatch } from '../src/identity/identity-batch-file.js';
+import { decodeIdentityBatch, encodeIdentityBatch, type CertificatesRegion } from '../src/identity/identity-batch-file.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -278,8 +278,10 @@ describe('fleet state directory', () => {
   test('certificate regions of a batch file: where encodeIdentityBatch puts them is where decodeIdentityBatch finds them', () => {
     const ca = createFleetCa('regions', NOW);
     const records = [0, 4, 9].map((i) => createDeviceIdentity(ca, 'regions', i, NOW).compact);
-    const bytes = encodeIdentityBatch(records);
-    expect(decodeIdentityBatch(bytes, 'r.ids').map((r) => r.certsAt)).toEqual(certificateRegions(records));
+    const written: CertificatesRegion[] = [];
+    const bytes = encodeIdentityBatch(records, written);
+    expect(written).toHaveLength(3);
+    expect(decodeIdentityBatch(bytes, 'r.ids').map((r) => r.certsAt)).toEqual(written);
   });
 
   test('a damaged device file of the earlier one-file-per-device layout is reported with its path', () => {

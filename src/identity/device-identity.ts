@@ -2,7 +2,7 @@
 // CA, and the certificates EVE makes for itself (device, attestation, ECDH) with soft keys.
 
 import type { KeyObject } from 'node:crypto';
-import { senderCertHash } from '../protocol/cert-hash.js';
+import { bytesEqual, senderCertHash } from '../protocol/cert-hash.js';
 import { certificateDer, derToPem, pemBase64Bytes } from '../protocol/pem.js';
 import { createDeviceCertificate, createDeviceIssuedCertificate } from './eve-certificates.js';
 import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
@@ -313,7 +313,7 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
     const ders = readCertificates(path, region, where);
     // The file was checked when read (SHA-256 over all of it); the hash every request carries
     // catches a file replaced since.
-    if (!senderCertHash(ders[1]!).every((b, k) => b === this.deviceCertHash[k])) {
+    if (!bytesEqual(senderCertHash(ders[1]!), this.deviceCertHash)) {
       throw new Error(`${where}: ${path} no longer holds its certificates (the device certificate changed since it was read)`);
     }
     return new Uint8Array(ders[i]!);

@@ -23,7 +23,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createDeviceIdentity, identityFromCompact, identityFromStored, type DeviceIdentityMaterial } from './device-identity.js';
-import { certificateRegions, decodeIdentityBatch, encodeIdentityBatch, type CertificatesRegion, type CompactDeviceIdentity } from './identity-batch-file.js';
+import { decodeIdentityBatch, encodeIdentityBatch, type CertificatesRegion, type CompactDeviceIdentity } from './identity-batch-file.js';
 import { identitySeed } from './fleet-id.js';
 import { createFleetCa, fleetCaFromParts, seedTag, type FleetCa } from './fleet-ca.js';
 import { privateKeyFromJwk, privateKeyToJwk } from './keys.js';
@@ -202,8 +202,9 @@ export class FleetIdentityStore {
     const lowest = regular ? first : records.reduce((m, r) => Math.min(m, r.index), first);
     const name = `batch-${lowest}-${regular ? stride : 0}-${records.length}-${randomBytes(6).toString('hex')}.ids`;
     const path = join(this.dir, 'devices', name);
-    createFileOnce(path, encodeIdentityBatch(records), PRIVATE_FILE_MODE);
-    certificateRegions(records).forEach((region, k) => this.inFiles.push({ identity: identities[k]!, path, region }));
+    const regions: CertificatesRegion[] = [];
+    createFileOnce(path, encodeIdentityBatch(records, regions), PRIVATE_FILE_MODE);
+    regions.forEach((region, k) => this.inFiles.push({ identity: identities[k]!, path, region }));
   }
 
   /**

@@ -43,12 +43,20 @@ const VERSION = 1;
 const HEADER = 16;
 const DIGEST = 32;
 
-function recordLength(r: CompactDeviceIdentity): number {
-  return 4 + 1 + r.serial.length + 1 + r.softSerial.length + r.certs.reduce((n, c) => n + 2 + c.length, 0) + 4 * 32 + 65;
+/** Bytes of the four certificates with their length prefixes. */
+function certificatesLength(certs: readonly Uint8Array[]): number {
+  return certs.reduce((n, c) => n + 2 + c.length, 0);
 }
 
-/** The bytes of a batch file holding `records`. */
-export function encodeIdentityBatch(records: readonly CompactDeviceIdentity[]): Buffer {
+function recordLength(r: CompactDeviceIdentity): number {
+  return 4 + 1 + r.serial.length + 1 + r.softSerial.length + certificatesLength(r.certs) + 4 * 32 + 65;
+}
+
+/**
+ * The bytes of a batch file holding `records`; `certsAt`, when given, receives where each
+ * record's certificates were written (in record order), as decodeIdentityBatch reports them.
+ */
+export function encodeIdentityBatch(records: readonly CompactDeviceIdentity[], certsAt?: CertificatesRegion[]): Buffer {
   const size = HEADER + records.reduce((n, r) => n + 4 + recordLength(r), 0) + DIGEST;
   const out = Buffer.alloc(size);
   MAGIC.copy(out, 0);
@@ -63,6 +71,7 @@ export function encodeIdentityBatch(records: readonly CompactDeviceIdentity[]): 
       out[at++] = text.length;
       at += out.write(text, at, 'latin1');
     }
+    certsAt?.push({ at, length: certificatesLength(r.certs) });
     for (const c of r.certs) {
       if (c.length > 0xffff) throw new Error(`device ${r.index}: certificate of ${c.length} bytes`);
       at = out.writeUInt16BE(c.length, at);
@@ -80,16 +89,6 @@ export function encodeIdentityBatch(records: readonly CompactDeviceIdentity[]): 
   }
   createHash('sha256').update(out.subarray(0, at)).digest().copy(out, at);
   return out;
-}
-
-/** Where each record's certificates will sit in the file encodeIdentityBatch(records) makes. */
-export function certificateRegions(records: readonly CompactDeviceIdentity[]): CertificatesRegion[] {
-  let at = HEADER;
-  return records.map((r) => {
-    const start = at + 4 + 4 + 1 + r.serial.length + 1 + r.softSerial.length;
-    at += 4 + recordLength(r);
-    return { at: start, length: r.certs.reduce((n, c) => n + 2 + c.length, 0) };
-  });
 }
 
 /**
@@ -178,7 +177,7 @@ export function decodeIdentityBatch(bytes: Uint8Array, where: string): CompactDe
       certs: certs as unknown as CompactDeviceIdentity['certs'],
       scalars: scalars as unknown as CompactDeviceIdentity['scalars'],
       devicePoint,
-      certsAt: { at: certsAt, length: certs.reduce((n, c) => n + 2 + c.length, 0) },
+      certsAt: { at: certsAt, length: certificatesLength(certs) },
     });
   }
   if (at !== end) throw new Error(`${where}: ${end - at} bytes after the last of its ${count} records`);
