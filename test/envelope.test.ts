@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { X509Certificate, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Msg } from '../src/protocol/messages.js';
@@ -12,8 +12,10 @@ import {
   openUnverified,
   sealRequest,
   sealResponse,
+  signRequestPayload,
   type EnvelopeErrorKind,
 } from '../src/protocol/envelope.js';
+import { bytesOf } from '../src/protocol/decoded-bytes.js';
 import { pemSha256, senderCertHash, toHex, trimPem } from '../src/protocol/cert-hash.js';
 import { certificateDer } from '../src/protocol/pem.js';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
@@ -253,6 +255,40 @@ describe('sealing (our devices and our controller) round trips', () => {
       expect(Buffer.from(openResponse(bytes, { signingCertPemHash: hash, signingKey: keys.publicKey }).payload)).toEqual(Buffer.from(payload));
       expect(kindOf(() => openResponse(bytes, { signingCertPemHash: pemSha256('x'), signingKey: keys.publicKey }))).toBe('cert-miss');
     }
+  });
+
+  test('r‖s signatures are fixed-width on P-256 and P-384 (short r and s left-padded) and verify as IEEE P1363', () => {
+    // Signed as DER and converted (envelope.ts says why); about 1 in 128 signatures has an r or s
+    // shorter than the curve, so 600 rounds per curve meet padding with near certainty.
+    for (const [curve, size] of [['P-256', 32], ['P-384', 48]] as const) {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: curve });
+      let padded = 0;
+      for (let i = 0; i < 600; i++) {
+        const payload = new Uint8Array([i & 255, i >> 8, 7]);
+        const rs = signRequestPayload(payload, privateKey);
+        expect(rs.length).toBe(2 * size);
+        if (rs[0] === 0 || rs[size] === 0) padded++;
+        expect(verify('sha256', payload, { key: publicKey, dsaEncoding: 'ieee-p1363' }, rs)).toBe(true);
+      }
+      expect(padded, `${curve}: no signature needed padding`).toBeGreaterThan(0);
+    }
+  });
+
+  test('a response signature of the wrong width or a mangled one is refused', () => {
+    const payload = new Uint8Array([10, 4, 116, 101, 115, 116]);
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const hash = pemSha256('-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----');
+    const reseal = (f: (sig: Uint8Array) => Uint8Array): Uint8Array => {
+      const c = Msg.AuthContainer.decode(sealResponse(payload, privateKey, hash));
+      return Msg.AuthContainer.encode({ ...c, signatureHash: f(bytesOf(c.signatureHash)) });
+    };
+    const trust = { signingCertPemHash: hash, signingKey: publicKey };
+    expect(kindOf(() => openResponse(reseal((sig) => sig), trust))).toBe('none');
+    expect(kindOf(() => openResponse(reseal((sig) => sig.subarray(0, 62)), trust))).toBe('bad-signature');
+    expect(kindOf(() => openResponse(reseal((sig) => new Uint8Array([...sig, 0])), trust))).toBe('bad-signature');
+    expect(kindOf(() => openResponse(reseal((sig) => new Uint8Array(64)), trust))).toBe('bad-signature');
+    expect(kindOf(() => openResponse(reseal((sig) => sig.map((b, i) => (i === 40 ? b ^ 1 : b))), trust))).toBe('bad-signature');
+    expect(kindOf(() => openResponse(reseal((sig) => new Uint8Array(sign('sha256', payload, privateKey))), trust))).toBe('bad-signature');
   });
 
   test('EVE refuses to sign requests with RSA or P-521 keys', () => {

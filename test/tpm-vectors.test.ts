@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { TpmParseError } from '../src/tpm/byte-reader.js';
 import { ByteWriter } from '../src/tpm/byte-writer.js';
-import { ecdsaDerParts, ecdsaDerToRs, ecdsaRsToDer } from '../src/tpm/ecdsa-signature-forms.js';
+import { ecdsaDerParts, ecdsaDerToRs, ecdsaRsToDer } from '../src/protocol/ecdsa-signature-forms.js';
 import { parseEventLog, serializeEventLog } from '../src/tpm/event-log.js';
 import { replayEventLog } from '../src/tpm/event-log-replay.js';
 import { eventTypeName } from '../src/tpm/event-types.js';

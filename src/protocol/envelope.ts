@@ -8,6 +8,8 @@ import { Msg } from './messages.js';
 import { bytesEqual } from './cert-hash.js';
 import { bytesOf } from './decoded-bytes.js';
 import { pemBlocks } from './pem.js';
+import { ecdsaDerToRs, ecdsaRsToDer } from './ecdsa-signature-forms.js';
+import { ecCurveBytes } from './ec-curve-bytes.js';
 import { knownGood, rememberGood } from './verified-signatures.js';
 
 export type EnvelopeErrorKind =
@@ -45,16 +47,13 @@ const EMPTY = new Uint8Array(0);
 // ---------------------------------------------------------------------------------------------
 // Signatures
 
-const CURVE_BYTES: Record<string, number> = { prime256v1: 32, secp384r1: 48, secp521r1: 66 };
+// ECDSA signatures are made and checked as DER and converted to and from r‖s here. Node's
+// 'ieee-p1363' encoding, like asymmetricKeyDetails, makes OpenSSL 3 build a legacy EC_KEY copy
+// beside the provider's key and keep it for the key's life: about 2 KiB more per device key
+// (measured: 10,000 P-256 keys, 2.4 KiB of RSS each signing DER, 4.4 KiB signing r‖s).
 
-/** Per key: reading asymmetricKeyDetails builds a new object in native code on every call. */
-const curveBytesOfKey = new WeakMap<KeyObject, number | undefined>();
-
-function ecCurveBytes(key: KeyObject): number | undefined {
-  if (curveBytesOfKey.has(key)) return curveBytesOfKey.get(key);
-  const bytes = key.asymmetricKeyType === 'ec' ? CURVE_BYTES[key.asymmetricKeyDetails?.namedCurve ?? ''] : undefined;
-  curveBytesOfKey.set(key, bytes);
-  return bytes;
+function signEcdsaRs(payload: Uint8Array, key: KeyObject, size: number): Uint8Array {
+  return ecdsaDerToRs(sign('sha256', payload, key), size);
 }
 
 /**
@@ -64,13 +63,17 @@ function ecCurveBytes(key: KeyObject): number | undefined {
 export function signRequestPayload(payload: Uint8Array, key: KeyObject): Uint8Array {
   const size = ecCurveBytes(key);
   if (size === undefined) throw new Error(`EVE signs requests only with ECDSA keys, not ${key.asymmetricKeyType}`);
-  if (size % 8 !== 0) throw new Error(`EVE cannot sign with a ${key.asymmetricKeyDetails?.namedCurve} key (size not a multiple of 8 bytes)`);
-  return new Uint8Array(sign('sha256', payload, { key, dsaEncoding: 'ieee-p1363' }));
+  if (size % 8 !== 0) throw new Error(`EVE cannot sign with a ${size * 8}-bit-coordinate EC key (size not a multiple of 8 bytes)`);
+  return signEcdsaRs(payload, key, size);
 }
 
 /** A controller's response signature: ECDSA r‖s, or RSA PKCS#1 v1.5, over SHA-256(payload). */
 export function signResponsePayload(payload: Uint8Array, key: KeyObject): Uint8Array {
-  if (key.asymmetricKeyType === 'ec') return new Uint8Array(sign('sha256', payload, { key, dsaEncoding: 'ieee-p1363' }));
+  if (key.asymmetricKeyType === 'ec') {
+    const size = ecCurveBytes(key);
+    if (size === undefined) throw new Error('cannot sign responses with an EC key whose curve size is unknown');
+    return signEcdsaRs(payload, key, size);
+  }
   if (key.asymmetricKeyType === 'rsa') return new Uint8Array(sign('sha256', payload, key));
   throw new Error(`cannot sign responses with a ${key.asymmetricKeyType} key`);
 }
@@ -81,7 +84,7 @@ function verifyRaw(payload: Uint8Array, signature: Uint8Array, key: KeyObject): 
     if (key.asymmetricKeyType === 'ec') {
       const size = ecCurveBytes(key);
       if (size === undefined || signature.length !== 2 * size) return false;
-      return verify('sha256', payload, { key, dsaEncoding: 'ieee-p1363' }, signature);
+      return verify('sha256', payload, key, ecdsaRsToDer(signature));
     }
     if (key.asymmetricKeyType === 'rsa') return verify('sha256', payload, key, signature);
     return false;

@@ -6,7 +6,7 @@
 // the rare events extended after boot. The quote key is the identity's KeyObject, used as is.
 
 import { createHash, sign, type KeyObject } from 'node:crypto';
-import { ecdsaRsToDer } from './ecdsa-signature-forms.js';
+import { ecdsaDerToRs } from '../protocol/ecdsa-signature-forms.js';
 import { serializeEventLog, type PcrEvent2 } from './event-log.js';
 import { gzipEventLog } from './event-log-gzip.js';
 import { measuredBoot, type BootBuild, type MeasuredBoot } from './measured-boot.js';
@@ -250,8 +250,9 @@ export class SoftTpm {
       pcrSelect: selection as PcrSelection[],
       pcrDigest,
     });
-    const rs = sign('sha256', attest, { key: this.key, dsaEncoding: 'ieee-p1363' });
-    const signatureRs = new Uint8Array(rs.buffer, rs.byteOffset, rs.length);
-    return { attest, signatureRs, signatureDer: ecdsaRsToDer(signatureRs) };
+    // DER, not 'ieee-p1363': see ecdsaDerToRs (OpenSSL would keep a second copy of the key).
+    const der = sign('sha256', attest, this.key);
+    const signatureDer = new Uint8Array(der.buffer, der.byteOffset, der.length);
+    return { attest, signatureRs: ecdsaDerToRs(signatureDer, 32), signatureDer };
   }
 }

@@ -5,7 +5,7 @@
 
 import { ByteReader } from './byte-reader.js';
 import { ByteWriter } from './byte-writer.js';
-import { ecdsaDerFromParts, ecdsaDerParts, padTo } from './ecdsa-signature-forms.js';
+import { ecdsaDerFromParts, ecdsaDerParts, padTo } from '../protocol/ecdsa-signature-forms.js';
 import { TPM_ALG_ECDSA, TPM_ALG_NULL, TPM_ALG_RSAPSS, TPM_ALG_RSASSA, TPM_ALG_SHA256 } from './tpm-constants.js';
 
 export type TpmtSignature =

@@ -42,8 +42,15 @@ export function ecdsaRsToDer(rs: Uint8Array): Uint8Array {
   return ecdsaDerFromParts(rs.subarray(0, half), rs.subarray(half));
 }
 
-/** r and s, minimal big-endian (no sign byte), from a DER SEQUENCE{INTEGER r, INTEGER s}. */
-export function ecdsaDerParts(der: Uint8Array): { r: Uint8Array; s: Uint8Array } {
+/** Where r and s sit in a DER SEQUENCE{INTEGER r, INTEGER s}: minimal big-endian, no sign byte. */
+interface DerParts {
+  rAt: number;
+  rLen: number;
+  sAt: number;
+  sLen: number;
+}
+
+function derPartsAt(der: Uint8Array): DerParts {
   const bad = (why: string): never => {
     throw new SignatureFormatError(`ECDSA DER signature: ${why}`);
   };
@@ -53,20 +60,29 @@ export function ecdsaDerParts(der: Uint8Array): { r: Uint8Array; s: Uint8Array }
   if (seqLen === 0x81) seqLen = der[at++]!;
   else if (seqLen > 0x80) bad('unsupported length form');
   if (at + seqLen !== der.length) bad(`SEQUENCE length ${seqLen} does not match the ${der.length - at} bytes that follow`);
-  const int = (which: string): Uint8Array => {
+  const int = (which: string): number => {
     if (der[at++] !== 0x02) bad(`${which} is not an INTEGER`);
     const len = der[at++]!;
     if (len === 0 || len > 0x7f || at + len > der.length) bad(`${which} has a bad length ${len}`);
-    let v = der.subarray(at, at + len);
+    if (der[at]! & 0x80) bad(`${which} is negative`);
+    const start = at;
     at += len;
-    if (v[0]! & 0x80) bad(`${which} is negative`);
-    while (v.length > 1 && v[0] === 0) v = v.subarray(1);
-    return new Uint8Array(v);
+    return start;
   };
-  const r = int('r');
-  const s = int('s');
+  let rAt = int('r');
+  let rEnd = at;
+  let sAt = int('s');
+  const sEnd = at;
   if (at !== der.length) bad('trailing bytes after s');
-  return { r, s };
+  while (rEnd - rAt > 1 && der[rAt] === 0) rAt++;
+  while (sEnd - sAt > 1 && der[sAt] === 0) sAt++;
+  return { rAt, rLen: rEnd - rAt, sAt, sLen: sEnd - sAt };
+}
+
+/** r and s, minimal big-endian (no sign byte), from a DER SEQUENCE{INTEGER r, INTEGER s}. */
+export function ecdsaDerParts(der: Uint8Array): { r: Uint8Array; s: Uint8Array } {
+  const p = derPartsAt(der);
+  return { r: der.slice(p.rAt, p.rAt + p.rLen), s: der.slice(p.sAt, p.sAt + p.sLen) };
 }
 
 /** Left-pads a big-endian integer to `size` bytes (the TPM pads r and s to the curve order size). */
@@ -77,11 +93,17 @@ export function padTo(v: Uint8Array, size: number, what = 'integer'): Uint8Array
   return out;
 }
 
-/** r||s, each half `size` bytes (32 for P-256), from DER. */
+/**
+ * r||s, each half `size` bytes (32 for P-256), from DER. Written straight into the result: the
+ * request signature goes through here on every request (signing DER keeps OpenSSL from caching a
+ * second copy of each key, see envelope.ts).
+ */
 export function ecdsaDerToRs(der: Uint8Array, size = 32): Uint8Array {
-  const { r, s } = ecdsaDerParts(der);
+  const p = derPartsAt(der);
+  if (p.rLen > size) throw new SignatureFormatError(`r has ${p.rLen} bytes, more than ${size}`);
+  if (p.sLen > size) throw new SignatureFormatError(`s has ${p.sLen} bytes, more than ${size}`);
   const out = new Uint8Array(2 * size);
-  out.set(padTo(r, size, 'r'), 0);
-  out.set(padTo(s, size, 's'), size);
+  out.set(der.subarray(p.rAt, p.rAt + p.rLen), size - p.rLen);
+  out.set(der.subarray(p.sAt, p.sAt + p.sLen), 2 * size - p.sLen);
   return out;
 }
