@@ -64,15 +64,19 @@ export function p256Jwk(raw: RawP256): PrivateJwk {
 }
 
 /**
- * Private key object of a raw P-256 key pair, imported as SEC 1 DER from its scalar (OpenSSL
- * derives the public point): about 0.11 ms. A JWK import costs about 0.07 ms but makes a legacy
- * EC_KEY that OpenSSL 3 converts to a provider key at the first signature, and then keeps both:
- * 3.6 KiB of native memory per key against 2.4 KiB, held for the life of every device (10,000
- * keys, RSS, after one signature each). The first signature of the SEC 1 key is 20 µs cheaper, so
- * the import costs about 20 µs more all told.
+ * Private key object of a raw P-256 key pair, imported as SEC 1 DER with its public point: about
+ * 0.11 ms. The point must be on the curve, but is not checked against the scalar (that would cost
+ * a key generation): it comes from generateP256Raw or from a checksummed batch file.
+ *
+ * A JWK import costs about 0.07 ms but makes a legacy EC_KEY that OpenSSL 3 converts to a provider
+ * key at the first signature, and then keeps both: 5.4 KiB of RSS per key against 3.7 KiB, held
+ * for the life of every device (bench/device-key-memory). The first signature of the SEC 1 key is
+ * about 20 µs cheaper, so the import costs about 40 µs more all told, once per device and run.
  */
 export function p256KeyFromRaw(raw: RawP256): KeyObject {
-  return p256PrivateKeyFromScalar(raw.d);
+  if (raw.d.length !== 32 || raw.point.length !== 65) throw new Error(`a raw P-256 key has a 32-byte scalar and a 65-byte point, got ${raw.d.length} and ${raw.point.length}`);
+  const der = Buffer.concat([SEC1_P256_WITH_POINT_HEAD, raw.d, SEC1_P256_WITH_POINT_MIDDLE, raw.point]);
+  return rememberEcCurveBytes(createPrivateKey({ key: der, format: 'der', type: 'sec1' }), 32);
 }
 
 /** generateRsa on libuv's thread pool, so the event loop stays free (RSA-2048 takes ~100 ms). */
@@ -131,6 +135,9 @@ export function p256PrivateScalar(jwk: unknown, where: string): Uint8Array {
 // public key is left out: OpenSSL computes it from the scalar.
 const SEC1_P256_HEAD = Buffer.from('30310201010420', 'hex');
 const SEC1_P256_TAIL = Buffer.from('a00a06082a8648ce3d030107', 'hex');
+// The same with the public key: ... [1] BIT STRING (0 unused bits, 04 ‖ x ‖ y).
+const SEC1_P256_WITH_POINT_HEAD = Buffer.from('30770201010420', 'hex');
+const SEC1_P256_WITH_POINT_MIDDLE = Buffer.from('a00a06082a8648ce3d030107a144034200', 'hex');
 
 /** P-256 private key object from its 32-byte scalar. */
 export function p256PrivateKeyFromScalar(d: Uint8Array): KeyObject {
