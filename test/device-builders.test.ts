@@ -384,6 +384,30 @@ describe('metrics builder', () => {
     expect(b).toBe(a);
   });
 
+  it("keeps each app's counters apart, and forgets a deleted app without touching the others", () => {
+    const rng = SeededRng.create(5, 3, 'metrics');
+    const counters = new DeviceCounters(rng, HW, T0);
+    const APP2 = '6a1b2c3d-0000-4000-8000-00000000abcd';
+    const APP3 = '7b2c3d4e-0000-4000-8000-00000000dcba';
+    const base = input(T0 + 60_000).apps[0]!;
+    const apps = [base, { ...base, uuid: APP2, name: 'redis' }, { ...base, uuid: APP3, name: 'mqtt' }];
+    const at = (now: number, list = apps): MetricsInput => ({ ...input(now), apps: list.map((a) => ({ ...a, running: true })) });
+    const first = counters.build(at(T0 + 60_000), T0 + 60_000, rng).am!;
+    expect(first.map((a) => a.AppID)).toEqual([APP, APP2, APP3]);
+    const tx = (uuid: string) => counters.appCounter(uuid, 'txB')!;
+    const before3 = { tx: tx(APP3), cpu: counters.appCounter(APP3, 'cpuSec')!, load: counters.appCounter(APP3, 'cpuLoad')! };
+    expect(new Set([tx(APP), tx(APP2), tx(APP3)]).size).toBe(3);
+    counters.removeApp(APP2);
+    expect(counters.appCounter(APP2, 'txB')).toBeUndefined();
+    expect({ tx: tx(APP3), cpu: counters.appCounter(APP3, 'cpuSec')!, load: counters.appCounter(APP3, 'cpuLoad')! }).toEqual(before3);
+    const later = counters.build(at(T0 + 120_000, [apps[0]!, apps[2]!]), T0 + 120_000, rng).am!;
+    expect(later.map((a) => a.AppID)).toEqual([APP, APP3]);
+    expect(later[1]!.network![0]!.txBytes!).toBeGreaterThan(before3.tx);
+    // A re-added app starts over.
+    counters.build(at(T0 + 180_000), T0 + 180_000, rng);
+    expect(tx(APP2)).toBeLessThan(tx(APP3));
+  });
+
   it('is deterministic for the same seed', () => {
     const run = () => {
       const rng = SeededRng.create(3, 9, 'metrics');
