@@ -4,6 +4,7 @@
 // - 64-bit integers are JS numbers; enums are numbers; bytes are Uint8Array.
 import protobuf from 'protobufjs';
 import { eveRoot } from './proto-root.js';
+import { encodeWithKeptWriter } from './encode-writer.js';
 import { messageFromJson, messageToJson, type ToJsonOptions } from './proto-json.js';
 
 export { ProtoJsonError, type ToJsonOptions } from './proto-json.js';
@@ -59,7 +60,7 @@ class ReflectedCodec<T> implements Codec<T> {
 
   encode(msg: T): Uint8Array {
     try {
-      return this.type.encode(msg as object).finish();
+      return encodeWithKeptWriter(this.type, msg as object);
     } catch (err) {
       throw new ProtoEncodeError(this.fullName, err);
     }
