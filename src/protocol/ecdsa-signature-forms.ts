@@ -70,7 +70,7 @@ function derPartsAt(der: Uint8Array): DerParts {
     return start;
   };
   let rAt = int('r');
-  let rEnd = at;
+  const rEnd = at;
   let sAt = int('s');
   const sEnd = at;
   if (at !== der.length) bad('trailing bytes after s');

@@ -3,7 +3,7 @@
 // one that starts at 128 bytes and doubles (every metrics and info message regrew it four or five
 // times). The result is still an exact-size copy (finish). And 64-bit varints below 2^32 are
 // written as 32-bit ones, the same bytes, without the LongBits object protobufjs makes for each.
-// Together they were a tenth of what the devices allocate (device-cpu --alloc-profile).
+// Together they were a fifth of what the devices allocate (device-cpu --alloc-profile: 302 → 245 MiB).
 
 import protobuf from 'protobufjs';
 
