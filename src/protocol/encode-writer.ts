@@ -29,9 +29,10 @@ let kept: EncodeWriter | undefined;
 /** Encodes with the thread's writer and returns an exact-size copy of the bytes. */
 export function encodeWithKeptWriter(type: protobuf.Type, msg: object): Uint8Array {
   const w = kept ?? new EncodeWriter();
-  kept = undefined; // not shared while in use (an encoder that threw leaves it half written)
+  // Not kept while in use: an encoder that throws leaves it half written (pending length
+  // prefixes), and it is dropped. One that finished has no pending prefix, only its position.
+  kept = undefined;
   w.pos = 0;
-  if (w.states) w.states.length = 0;
   const bytes = type.encode(msg, w).finish();
   if (w.buf.length <= KEEP_AT_MOST) kept = w;
   return bytes;
