@@ -6,6 +6,7 @@
 import { ONBOARDING_MIMES, protoContentTypeProblem } from './proto-content-type.js';
 import { senderCertHash } from '../../protocol/cert-hash.js';
 import { EnvelopeError, openResponse, sealRequest, type RequestSigner } from '../../protocol/envelope.js';
+import { keepSeal, sealedAgain } from '../../protocol/repeated-seal.js';
 import type { TrustedControllerCerts } from '../../protocol/controller-certs.js';
 import type { EndpointKey } from '../../protocol/endpoints.js';
 import { certificateDer, pemBase64Bytes } from '../../protocol/pem.js';
@@ -60,6 +61,8 @@ interface PrecomputedIdentity extends DeviceIdentity {
 
 export class DeviceSender {
   private deviceSigner: RequestSigner | undefined;
+  /** The last config poll's AuthContainer (protocol/repeated-seal.ts): an unchanged poll goes out in it again. */
+  private lastConfigSeal: string | undefined;
   /** Set for an API v1 device: paths, raw bodies and client certificates as v1 wants them. */
   readonly v1: ApiV1Dialect | undefined;
 
@@ -80,7 +83,17 @@ export class DeviceSender {
   /** POST of `payload` sealed in an AuthContainer signed with the device key; `expect` names
    *  non-success answers that are normal at this point (counted apart from errors). */
   post(endpoint: EndpointKey, path: string, payload: Uint8Array, dueAt: Millis, expect?: ExpectedAnswer): Promise<Answer> {
-    return this.send(endpoint, 'POST', path, this.v1 ? payload : sealRequest(payload, this.signer()), dueAt, expect);
+    return this.send(endpoint, 'POST', path, this.v1 ? payload : this.seal(endpoint, payload), dueAt, expect);
+  }
+
+  /** The request's AuthContainer; a config poll identical to the last one reuses its envelope. */
+  private seal(endpoint: EndpointKey, payload: Uint8Array): Uint8Array {
+    if (endpoint !== 'config') return sealRequest(payload, this.signer());
+    const again = this.lastConfigSeal === undefined ? undefined : sealedAgain(this.lastConfigSeal, payload);
+    if (again !== undefined) return again;
+    const sealed = sealRequest(payload, this.signer());
+    this.lastConfigSeal = keepSeal(sealed, payload);
+    return sealed;
   }
 
   /** POST /register: signed with the onboarding key, senderCert = base64(onboarding PEM) (§2.2). */
