@@ -19,7 +19,7 @@ import { ControllerTrust } from './lifecycle/controller-trust.js';
 import type { AppSpec, DeviceBehaviour, DeviceFinding, DeviceLifecycle, DeviceOptions } from './device-options.js';
 import { DeviceSender, type FindingAbout } from './sender/device-sender.js';
 import { DeviceStats, type DeviceStatsSnapshot, type ReliableKind } from './sender/device-stats.js';
-import { DeviceTimer } from './core/device-timer.js';
+import { DeviceTimer, armed, disarmed } from './core/device-timer.js';
 import { flatString } from './core/flat-string.js';
 import { deviceInfoDelayMs, type DeviceTimers } from './core/eve-timers.js';
 import { FlowlogSender, type FlowSource } from './telemetry/flowlog-sender.js';
@@ -54,7 +54,10 @@ export type DeviceBacklog = Record<ReliableKind, number>;
 export class VirtualDevice {
   // Timer callbacks: one function for every device (see DeviceTimer).
   private static readonly onDeviceInfoTimer = (d: VirtualDevice): void => d.guard(() => d.periodicDeviceInfo());
-  private static readonly onRebootTimer = (d: VirtualDevice): void => d.guard(() => d.rebootStep());
+  private static readonly onRebootTimer = (d: VirtualDevice): void => {
+    d.rebootTimer = undefined;
+    d.guard(() => d.rebootStep());
+  };
 
   readonly opts: DeviceOptions;
   readonly tally: DeviceStats;
@@ -99,8 +102,8 @@ export class VirtualDevice {
   private readonly logs: LogUploader;
   private readonly flowlog: FlowlogSender;
   private readonly deviceInfoTimer: DeviceTimer;
-  /** Reboot steps: going down after the grace period, coming back after the downtime. */
-  private readonly rebootTimer: DeviceTimer;
+  /** Reboot steps: going down after the grace period, coming back after the downtime; only while one is due (core/device-timer.ts). */
+  private rebootTimer: DeviceTimer | undefined;
 
   constructor(opts: DeviceOptions) {
     this.opts = opts;
@@ -119,7 +122,6 @@ export class VirtualDevice {
     this.logs = new LogUploader(this);
     this.flowlog = new FlowlogSender(this);
     this.deviceInfoTimer = new DeviceTimer(opts.scheduler, this, VirtualDevice.onDeviceInfoTimer);
-    this.rebootTimer = new DeviceTimer(opts.scheduler, this, VirtualDevice.onRebootTimer);
     this.lps = opts.lps ? new DeviceLps(this, opts.lps) : undefined;
     if (opts.resume) {
       this.resumeFrom(opts.resume);
@@ -194,7 +196,7 @@ export class VirtualDevice {
    * hide that: its first requests count their latency from `dueAt` (open model).
    */
   start(dueAt?: Millis): void {
-    if (this.up || this.state === 'stopped' || this.rebootTimer.armed) return;
+    if (this.up || this.state === 'stopped' || this.rebootTimer !== undefined) return;
     const now = this.opts.clock.now();
     this.guard(() => this.boot(now, Math.min(dueAt ?? now, now)));
   }
@@ -211,7 +213,7 @@ export class VirtualDevice {
     this.draining = true;
     const now = this.opts.clock.now();
     this.guard(() => {
-      this.rebootTimer.cancel();
+      this.rebootTimer = disarmed(this.rebootTimer);
       this.lps?.halt();
       this.onboarding.stop();
       this.configFetcher.stop();
@@ -241,8 +243,12 @@ export class VirtualDevice {
       this.goDown();
       this.logs.stop(now);
     });
-    this.rebootTimer.cancel();
+    this.rebootTimer = disarmed(this.rebootTimer);
     this.setLifecycle('stopped');
+  }
+
+  private armReboot(at: Millis): void {
+    this.rebootTimer = armed(this.rebootTimer, at, this.opts.scheduler, this, VirtualDevice.onRebootTimer);
   }
 
   /**
@@ -261,7 +267,7 @@ export class VirtualDevice {
       this.goDown();
       this.logs.closeForReboot(now);
       this.setLifecycle('idle');
-      this.rebootTimer.at(now + downtimeMs);
+      this.armReboot(now + downtimeMs);
     });
   }
 
@@ -461,7 +467,7 @@ export class VirtualDevice {
     this.rebooting = 'reboot-cmd';
     this.lastRebootReason = 'Reboot from controller';
     this.setDeviceState(info.ZDeviceState.ZDEVICE_STATE_REBOOTING, now);
-    this.rebootTimer.at(now + REBOOT_GRACE_MS);
+    this.armReboot(now + REBOOT_GRACE_MS);
   }
 
   onDeviceInfoChanged(now: Millis): void {
@@ -494,7 +500,7 @@ export class VirtualDevice {
   rebootForCommand(now: Millis): void {
     this.rebooting = 'reboot-cmd';
     this.lastRebootReason = 'Reboot from local profile server';
-    this.rebootTimer.at(now + REBOOT_GRACE_MS);
+    this.armReboot(now + REBOOT_GRACE_MS);
   }
   /** Graceful poweroff from the LPS: the device is off until powerOn() (next boot POWEROFF_CMD). */
   powerOff(now: Millis): void {
@@ -662,7 +668,7 @@ export class VirtualDevice {
       this.goDown();
       this.logs.closeForReboot(now);
       this.setLifecycle('idle');
-      this.rebootTimer.at(now + REBOOT_DOWNTIME_MS);
+      this.armReboot(now + REBOOT_DOWNTIME_MS);
       return;
     }
     this.boot(now);

@@ -3,7 +3,7 @@
 // which queues a ZiApp info (keyed by app UUID) and starts or stops the app's logs and flow logs.
 
 import { info } from '../../gen/eve-types.js';
-import { DeviceTimer } from '../core/device-timer.js';
+import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
 import { APP_PURGE_PATH, APP_RESTART_PATH, APP_START_PATH, nextSwState } from '../telemetry/info-builders.js';
 import type { Millis, Scheduler } from '../ports.js';
 
@@ -51,7 +51,10 @@ export function effectiveActivation(
 
 export class AppInstance {
   // Timer callbacks: one function for every device (see DeviceTimer).
-  private static readonly onTimer = (a: AppInstance, dueAt: Millis): void => a.host.guard(() => a.step(dueAt));
+  private static readonly onTimer = (a: AppInstance, dueAt: Millis): void => {
+    a.timer = undefined;
+    a.host.guard(() => a.step(dueAt));
+  };
 
   config: AppConfigView;
   state: info.ZSwState = S.INVALID;
@@ -61,7 +64,8 @@ export class AppInstance {
   private path: readonly info.ZSwState[] | undefined;
   /** When the app last reached RUNNING (0 when not running). */
   bootTime: Millis = 0;
-  private readonly timer: DeviceTimer;
+  /** The next step of a walk, only while one is due (core/device-timer.ts): a settled app holds none. */
+  private timer: DeviceTimer | undefined;
 
   constructor(
     private readonly host: AppHost,
@@ -71,7 +75,6 @@ export class AppInstance {
   ) {
     this.config = config;
     this.wantRunning = wantRunning;
-    this.timer = new DeviceTimer(host.scheduler, this, AppInstance.onTimer);
     this.walk(APP_START_PATH, now);
   }
 
@@ -85,7 +88,7 @@ export class AppInstance {
 
   /** Whether the app rests in the state it should (RUNNING or HALTED) with nothing left to do. */
   get settled(): boolean {
-    return this.path === undefined && !this.timer.armed && this.state === (this.wantRunning ? S.RUNNING : S.HALTED);
+    return this.path === undefined && this.timer === undefined && this.state === (this.wantRunning ? S.RUNNING : S.HALTED);
   }
 
   /**
@@ -124,30 +127,34 @@ export class AppInstance {
 
   /** Device rebooted: the app comes back from its installed volumes, as zedmanager does at boot. */
   rebootReset(wantRunning: boolean, now: Millis): void {
-    this.timer.cancel();
+    this.timer = disarmed(this.timer);
     this.wantRunning = wantRunning;
     this.path = undefined;
     this.moveTo(S.INSTALLED, now);
-    this.timer.at(now + this.host.appStepMs);
+    this.arm(now + this.host.appStepMs);
   }
 
   /** The app was removed from the configuration (or the device stops): no more wake-ups. */
   dispose(): void {
-    this.timer.cancel();
+    this.timer = disarmed(this.timer);
     this.path = undefined;
+  }
+
+  private arm(at: Millis): void {
+    this.timer = armed(this.timer, at, this.host.scheduler, this, AppInstance.onTimer);
   }
 
   /** From a resting state EVE reacts at once (HALTING / BOOTING reported promptly); a walk in
    *  progress picks the new target up at its next step. */
   private kick(now: Millis): void {
-    if (!this.timer.armed) this.step(now);
+    if (this.timer === undefined) this.step(now);
   }
 
   private walk(path: readonly info.ZSwState[], now: Millis): void {
-    this.timer.cancel();
+    this.timer = disarmed(this.timer);
     this.path = path;
     this.moveTo(path[0]!, now);
-    this.timer.at(now + this.host.appStepMs);
+    this.arm(now + this.host.appStepMs);
   }
 
   /** One step towards the wanted resting state; re-arms itself until it gets there. */
@@ -155,7 +162,7 @@ export class AppInstance {
     const next = this.nextState();
     if (next === undefined) return;
     this.moveTo(next, now);
-    if (this.nextState() !== undefined) this.timer.at(now + this.host.appStepMs);
+    if (this.nextState() !== undefined) this.arm(now + this.host.appStepMs);
   }
 
   private nextState(): info.ZSwState | undefined {

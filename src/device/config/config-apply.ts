@@ -7,7 +7,7 @@
 import { info, type config } from '../../gen/eve-types.js';
 import type { DeviceOptions } from '../device-options.js';
 import { AppInstance, effectiveActivation, type AppConfigView, type AppHost } from './app-instance.js';
-import { DeviceTimer } from '../core/device-timer.js';
+import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
 import { DEFAULT_DEVICE_TIMERS, parseConfigItems, type ConfigItemStatusReport, type DeviceTimers } from '../core/eve-timers.js';
 import {
   buildContentTreeInfo,
@@ -63,7 +63,10 @@ interface StoredObjectState {
 
 export class DeviceConfigState implements AppHost {
   // Timer callbacks: one function for every device (see DeviceTimer).
-  private static readonly onObjectTimer = (c: DeviceConfigState, dueAt: Millis): void => c.host.guard(() => c.stepObjects(dueAt));
+  private static readonly onObjectTimer = (c: DeviceConfigState, dueAt: Millis): void => {
+    c.objectTimer = undefined;
+    c.host.guard(() => c.stepObjects(dueAt));
+  };
 
   timers: DeviceTimers = { ...DEFAULT_DEVICE_TIMERS };
   configItemStatus: ConfigItemStatusReport | undefined;
@@ -87,11 +90,10 @@ export class DeviceConfigState implements AppHost {
   readonly networkInstances = new Map<string, NetworkInstanceState>();
   readonly volumes = new Map<string, StoredObjectState>();
   readonly contentTrees = new Map<string, StoredObjectState>();
-  private readonly objectTimer: DeviceTimer;
+  /** The next step of volumes and content trees being made, only while one is due (core/device-timer.ts). */
+  private objectTimer: DeviceTimer | undefined;
 
-  constructor(private readonly host: ConfigApplyHost) {
-    this.objectTimer = new DeviceTimer(host.opts.scheduler, this, DeviceConfigState.onObjectTimer);
-  }
+  constructor(private readonly host: ConfigApplyHost) {}
 
   // AppHost
   get scheduler() {
@@ -189,7 +191,7 @@ export class DeviceConfigState implements AppHost {
 
   /** Stops every wake-up (device stops or goes down). */
   dispose(): void {
-    this.objectTimer.cancel();
+    this.objectTimer = disarmed(this.objectTimer);
     for (const app of this.apps.values()) app.dispose();
   }
 
@@ -321,7 +323,7 @@ export class DeviceConfigState implements AppHost {
       return false;
     };
     if (pending(this.contentTrees, CONTENT_TREE_PATH) || pending(this.volumes, VOLUME_CREATE_PATH)) {
-      if (!this.objectTimer.armed) this.objectTimer.at(now + this.host.opts.behaviour.appStepMs);
+      this.objectTimer ??= armed(undefined, now + this.host.opts.behaviour.appStepMs, this.host.opts.scheduler, this, DeviceConfigState.onObjectTimer);
     }
   }
 

@@ -57,3 +57,29 @@ export class DeviceTimer<Owner = never> {
     return this.due;
   }
 }
+
+/**
+ * For wake-ups a device seldom has pending (onboarding and attestation retries, reboots, app and
+ * volume steps, a flow-log resend): the owner holds its timer only while it is armed, because most
+ * of the fleet's devices have none of these pending at any moment and an idle timer still costs
+ * about 80 bytes. `armed(timer, …)` arms the given timer or a new one and returns it; the owner's
+ * `onFire` forgets its timer before acting (the wake-up has fired), and `disarmed(timer)` cancels
+ * and returns undefined to store.
+ */
+export function armed<Owner>(
+  timer: DeviceTimer | undefined,
+  at: Millis,
+  scheduler: Scheduler,
+  owner: Owner,
+  onFire: (owner: Owner, dueAt: Millis) => void,
+): DeviceTimer {
+  const t: DeviceTimer = timer ?? new DeviceTimer(scheduler, owner, onFire);
+  t.at(at);
+  return t;
+}
+
+/** Cancels `timer` (if any); the value to store in its place. */
+export function disarmed(timer: DeviceTimer | undefined): undefined {
+  timer?.cancel();
+  return undefined;
+}

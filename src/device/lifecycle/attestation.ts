@@ -28,7 +28,7 @@ import { EVE_MAX_RAW_EVENT_LOG } from '../../tpm/event-log-gzip.js';
 import { SoftTpm } from '../../tpm/soft-tpm.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
-import { DeviceTimer } from '../core/device-timer.js';
+import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
 import { ATTEST_CERT_RETRY_MS, ATTEST_RETRY_MS } from '../core/eve-timers.js';
 import type { Millis } from '../ports.js';
 import { VaultKey } from './vault-key.js';
@@ -67,8 +67,14 @@ export interface AttestationHost {
 
 export class Attestation {
   // Timer callbacks: one function for every device (see DeviceTimer).
-  private static readonly onTimerFired = (a: Attestation, dueAt: Millis): void => a.host.guard(() => a.onTimer(dueAt));
-  private static readonly onCertTimer = (a: Attestation, dueAt: Millis): void => a.host.guard(() => a.publishCerts(dueAt));
+  private static readonly onTimerFired = (a: Attestation, dueAt: Millis): void => {
+    a.timer = undefined;
+    a.host.guard(() => a.onTimer(dueAt));
+  };
+  private static readonly onCertTimer = (a: Attestation, dueAt: Millis): void => {
+    a.certTimer = undefined;
+    a.host.guard(() => a.publishCerts(dueAt));
+  };
 
   state: info.AttestationState = A.ATTESTATION_STATE_UNSPECIFIED;
   /** Integrity token from the last SUCCESS; lives in tmpfs, so a reboot loses it (§5.4). */
@@ -87,8 +93,9 @@ export class Attestation {
   private readonly tpm: SoftTpm | undefined;
   private poweredOn = false;
   private readonly vault: VaultKey | undefined;
-  private readonly timer: DeviceTimer;
-  private readonly certTimer: DeviceTimer;
+  /** The state machine's retry and quote timer, and the certificate post's retry: only while armed (core/device-timer.ts). */
+  private timer: DeviceTimer | undefined;
+  private certTimer: DeviceTimer | undefined;
   /** The exchange with the controller in flight (its sequence number), 0 when none. */
   private exchanging = 0;
   private exchangeSeq = 0;
@@ -101,8 +108,6 @@ export class Attestation {
   private restartAfterExchange: string | undefined;
 
   constructor(private readonly host: AttestationHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, this, Attestation.onTimerFired);
-    this.certTimer = new DeviceTimer(host.opts.scheduler, this, Attestation.onCertTimer);
     const { tpm, identity, behaviour } = host.opts;
     if (tpm) {
       const quoteKey = identity.attestKey;
@@ -141,7 +146,7 @@ export class Attestation {
   start(now: Millis): void {
     this.publishCerts(now);
     this.setState(A.ATTESTATION_STATE_NONCE_WAIT, now);
-    this.timer.at(now);
+    this.arm(now);
   }
 
   /** The TPM was reset under the running device (tpm-reset fault): attest again with what it now quotes. */
@@ -168,8 +173,8 @@ export class Attestation {
 
   /** The device reboots or stops: the token and all progress are gone. */
   reset(): void {
-    this.timer.cancel();
-    this.certTimer.cancel();
+    this.timer = disarmed(this.timer);
+    this.certTimer = disarmed(this.certTimer);
     this.state = A.ATTESTATION_STATE_UNSPECIFIED;
     this.token = undefined;
     this.nonce = undefined;
@@ -181,10 +186,14 @@ export class Attestation {
     this.restartAfterExchange = undefined;
   }
 
+  private arm(at: Millis): void {
+    this.timer = armed(this.timer, at, this.host.opts.scheduler, this, Attestation.onTimerFired);
+  }
+
   /** Outcome of the certificate post (from the deferred queue). */
   onCertsOutcome(delivered: boolean, now: Millis): void {
     if (delivered) this.certsPublished = true;
-    else this.certTimer.at(now + ATTEST_CERT_RETRY_MS);
+    else this.certTimer = armed(this.certTimer, now + ATTEST_CERT_RETRY_MS, this.host.opts.scheduler, this, Attestation.onCertTimer);
   }
 
   /** ATTEST_REQ_CERT: ECDH (13), attestation (11) and with a TPM the EK (12) certificate (§5.3). */
@@ -251,7 +260,7 @@ export class Attestation {
     this.nonce = undefined;
     this.quoteReq = undefined;
     this.setState(A.ATTESTATION_STATE_RESTART_WAIT, now);
-    this.timer.at(now + ATTEST_RETRY_MS);
+    this.arm(now + ATTEST_RETRY_MS);
   }
 
   private async onTimer(dueAt: Millis): Promise<void> {
@@ -318,13 +327,13 @@ export class Attestation {
         this.host.sender.reject('attest', 'conformance', `ATTEST_REQ_NONCE answered respType ${resp.respType ?? 0} without a nonce`);
         this.lastError = 'nonce response without a nonce';
       }
-      this.timer.at(now + ATTEST_RETRY_MS); // stay in NONCE_WAIT, retry in 15 s
+      this.arm(now + ATTEST_RETRY_MS); // stay in NONCE_WAIT, retry in 15 s
       return;
     }
     this.nonce = nonce;
     // TPM_QUOTE_WAIT while tpmmgr works; not published (EVE's info would rarely catch it).
     this.state = A.ATTESTATION_STATE_TPM_QUOTE_WAIT;
-    this.timer.at(now + (this.tpm ? TPM_QUOTE_MS : NO_TPM_QUOTE_MS));
+    this.arm(now + (this.tpm ? TPM_QUOTE_MS : NO_TPM_QUOTE_MS));
   }
 
   /** tpmmgr's answer: the quote for the current nonce, sent at once. */
@@ -359,7 +368,7 @@ export class Attestation {
         this.host.sender.reject('attest', 'conformance', `ATTEST_REQ_QUOTE answered respType ${resp.respType ?? 0} without quoteResp`);
         this.lastError = 'quote response without quoteResp';
       }
-      this.timer.at(now + ATTEST_RETRY_MS); // resend the quote with the same nonce
+      this.arm(now + ATTEST_RETRY_MS); // resend the quote with the same nonce
       return false;
     }
     switch (quoteResp.response ?? R.Z_ATTEST_RESPONSE_CODE_INVALID) {
@@ -389,7 +398,7 @@ export class Attestation {
         return false;
       default:
         this.lastError = `quote answered with response code ${quoteResp.response ?? 0}`;
-        this.timer.at(now + ATTEST_RETRY_MS); // INVALID/unknown: same nonce again in 15 s
+        this.arm(now + ATTEST_RETRY_MS); // INVALID/unknown: same nonce again in 15 s
         return false;
     }
   }
@@ -437,7 +446,7 @@ export class Attestation {
       if (code === undefined) this.host.sender.reject('attest', 'conformance', `STORE_KEYS answered respType ${resp.respType ?? 0} without storage_keys_resp`);
       this.lastError = `STORE_KEYS answered response code ${code ?? 'none'}`;
     }
-    this.timer.at(now + ATTEST_RETRY_MS); // retry step 4
+    this.arm(now + ATTEST_RETRY_MS); // retry step 4
   }
 
   private setState(state: info.AttestationState, now: Millis): void {

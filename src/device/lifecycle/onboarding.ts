@@ -8,7 +8,7 @@ import type { config } from '../../gen/eve-types.js';
 import { Msg } from '../../protocol/messages.js';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions } from '../device-options.js';
 import type { DeviceSender } from '../sender/device-sender.js';
-import { DeviceTimer } from '../core/device-timer.js';
+import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
 import type { ControllerTrust } from './controller-trust.js';
 import { onboardingRetryDelayMs } from '../core/eve-timers.js';
 import type { Millis } from '../ports.js';
@@ -35,23 +35,29 @@ export interface OnboardingHost {
 
 export class Onboarding {
   // Timer callbacks: one function for every device (see DeviceTimer).
-  private static readonly onTimer = (o: Onboarding, dueAt: Millis): void => o.host.guard(() => o.round(dueAt));
+  private static readonly onTimer = (o: Onboarding, dueAt: Millis): void => {
+    o.timer = undefined;
+    o.host.guard(() => o.round(dueAt));
+  };
 
   /** Failed rounds so far (drives the 1, 2, 4 … 600 s ticker). */
   failures = 0;
-  private readonly timer: DeviceTimer;
+  /** Only while a round is due (core/device-timer.ts, armed). */
+  private timer: DeviceTimer | undefined;
 
-  constructor(private readonly host: OnboardingHost) {
-    this.timer = new DeviceTimer(host.opts.scheduler, this, Onboarding.onTimer);
-  }
+  constructor(private readonly host: OnboardingHost) {}
 
   start(at: Millis): void {
     this.failures = 0;
-    this.timer.at(at);
+    this.arm(at);
   }
 
   stop(): void {
-    this.timer.cancel();
+    this.timer = disarmed(this.timer);
+  }
+
+  private arm(at: Millis): void {
+    this.timer = armed(this.timer, at, this.host.opts.scheduler, this, Onboarding.onTimer);
   }
 
   /**
@@ -136,6 +142,6 @@ export class Onboarding {
 
   private retry(): void {
     this.failures++;
-    this.timer.at(this.host.opts.clock.now() + onboardingRetryDelayMs(this.failures));
+    this.arm(this.host.opts.clock.now() + onboardingRetryDelayMs(this.failures));
   }
 }

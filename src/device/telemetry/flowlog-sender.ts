@@ -9,7 +9,7 @@ import { Msg } from '../../protocol/messages.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
-import { DeviceTimer } from '../core/device-timer.js';
+import { DeviceTimer, armed, disarmed } from '../core/device-timer.js';
 import { flowlogRetryDelayMs } from '../core/eve-timers.js';
 import { buildFlowMessage, type FlowScope } from './flowlog-builder.js';
 import type { DeviceCounters } from './metrics-builder.js';
@@ -46,7 +46,10 @@ interface PendingFlowMessage {
 export class FlowlogSender {
   // Timer callbacks: one function for every device (see DeviceTimer).
   private static readonly onCollectTimer = (f: FlowlogSender, dueAt: Millis): void => f.host.guard(() => f.collect(dueAt));
-  private static readonly onSendTimer = (f: FlowlogSender, dueAt: Millis): void => f.host.guard(() => f.sendHead(dueAt));
+  private static readonly onSendTimer = (f: FlowlogSender, dueAt: Millis): void => {
+    f.sendTimer = undefined;
+    f.host.guard(() => f.sendHead(dueAt));
+  };
 
   private pending: PendingFlowMessage[] = [];
   private failures = 0;
@@ -55,11 +58,11 @@ export class FlowlogSender {
   private backlogCounted = 0;
   private windowStart: Millis = 0;
   private readonly collectTimer: DeviceTimer;
-  private readonly sendTimer: DeviceTimer;
+  /** A resend after a failure (or the drain's first send), only while one is due (core/device-timer.ts). */
+  private sendTimer: DeviceTimer | undefined;
 
   constructor(private readonly host: FlowlogHost) {
     this.collectTimer = new DeviceTimer(host.opts.scheduler, this, FlowlogSender.onCollectTimer);
-    this.sendTimer = new DeviceTimer(host.opts.scheduler, this, FlowlogSender.onSendTimer);
   }
 
   get queued(): number {
@@ -80,18 +83,22 @@ export class FlowlogSender {
     this.collectTimer.cancel();
     if (this.sending || this.pending.length === 0) return;
     this.failures = 0;
-    this.sendTimer.at(Math.max(now, deliverFrom));
+    this.armSend(Math.max(now, deliverFrom));
   }
 
   /** Reboot or stop: the queue is in memory; what it holds is lost and counted. */
   discardAll(): void {
     this.collectTimer.cancel();
-    this.sendTimer.cancel();
+    this.sendTimer = disarmed(this.sendTimer);
     this.host.tally.addUndelivered('flowlog', this.pending.length);
     this.pending = [];
     this.settleBacklog();
     this.failures = 0;
     this.sending = false;
+  }
+
+  private armSend(at: Millis): void {
+    this.sendTimer = armed(this.sendTimer, at, this.host.opts.scheduler, this, FlowlogSender.onSendTimer);
   }
 
   /** Tells the worker's totals how many messages wait now (after every change to the queue). */
@@ -116,7 +123,7 @@ export class FlowlogSender {
     }
     this.windowStart = now;
     this.settleBacklog();
-    if (!this.sending && !this.sendTimer.armed && this.pending.length > 0) host.guard(() => this.sendHead(dueAt));
+    if (!this.sending && this.sendTimer === undefined && this.pending.length > 0) host.guard(() => this.sendHead(dueAt));
   }
 
   /** Sends the oldest message; on success goes straight on with the next one. */
@@ -140,7 +147,7 @@ export class FlowlogSender {
         }
         this.failures++;
         host.counters.recordFlowlog({ delivered: false, flows: head.flows, dnsRequests: head.dns });
-        this.sendTimer.at(now + flowlogRetryDelayMs(this.failures));
+        this.armSend(now + flowlogRetryDelayMs(this.failures));
         return;
       }
     } finally {

@@ -9,7 +9,7 @@ import type { info } from '../../gen/eve-types.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import type { DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
-import { DeviceTimer } from '../core/device-timer.js';
+import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
 import { endpointForKind, InfoQueue, type InfoQueueKind, type QueuedItem } from './info-queue.js';
 import type { Millis } from '../ports.js';
 
@@ -30,10 +30,14 @@ const isReliableInfo = (kind: InfoQueueKind): boolean => kind !== 'attest' && ki
 
 export class InfoPublisher {
   // Timer callbacks: one function for every device (see DeviceTimer).
-  private static readonly onTimer = (p: InfoPublisher, dueAt: Millis): void => p.host.guard(() => p.pass(dueAt));
+  private static readonly onTimer = (p: InfoPublisher, dueAt: Millis): void => {
+    p.timer = undefined;
+    p.host.guard(() => p.pass(dueAt));
+  };
 
   readonly queue: InfoQueue;
-  private readonly timer: DeviceTimer;
+  /** The next pass, only while one is due (core/device-timer.ts): most of the time nothing waits. */
+  private timer: DeviceTimer | undefined;
   private passRunning = false;
   /** End-of-run drain (core/graceful-drain.ts): the one kick every item gets, and when. */
   private drainKickAt: Millis | undefined;
@@ -42,7 +46,6 @@ export class InfoPublisher {
 
   constructor(private readonly host: InfoHost) {
     this.queue = new InfoQueue(host.opts.rng);
-    this.timer = new DeviceTimer(host.opts.scheduler, this, InfoPublisher.onTimer);
   }
 
   /** Queues an info message under `key` (the object's UUID) and kicks a pass. */
@@ -77,7 +80,7 @@ export class InfoPublisher {
     this.host.tally.addUndelivered('info', this.pendingInfo);
     this.queue.clear();
     this.settleBacklog();
-    this.timer.cancel();
+    this.timer = disarmed(this.timer);
     this.passRunning = false;
   }
 
@@ -90,13 +93,16 @@ export class InfoPublisher {
   private rearm(now: Millis): void {
     if (this.passRunning) return; // the pass re-arms when it ends
     if (this.drainKickAt !== undefined) {
-      if (this.queue.size === 0) this.timer.cancel();
-      else this.timer.at(this.drainKickAt);
+      this.timer = this.queue.size === 0 ? disarmed(this.timer) : this.armAt(this.drainKickAt);
       return;
     }
     const due = this.queue.nextDue(now);
-    if (due === undefined) this.timer.cancel();
-    else this.timer.atOrSooner(due);
+    if (due === undefined) this.timer = disarmed(this.timer);
+    else if (this.timer === undefined || !this.timer.armed || due < this.timer.dueAt) this.timer = this.armAt(due);
+  }
+
+  private armAt(at: Millis): DeviceTimer {
+    return armed(this.timer, at, this.host.opts.scheduler, this, InfoPublisher.onTimer);
   }
 
   private async pass(dueAt: Millis): Promise<void> {
