@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HeapScheduler, onGrid, tickPhaseOf } from '../src/fleet/heap-scheduler.js';
-import { DeviceTimer } from '../src/device/core/device-timer.js';
+import { DeviceTimer, armed, disarmed } from '../src/device/core/device-timer.js';
 
 function fakeClock(start = 0) {
   const c = { t: start, now: () => c.t };
@@ -44,6 +44,31 @@ describe('HeapScheduler', () => {
     expect(timer.armed).toBe(false);
     expect(Number.isNaN(timer.dueAt)).toBe(true);
     expect(s.pending).toBe(0);
+  });
+
+  it('a timer held only while armed: armed() makes or re-arms one, the owner drops it when it fires, disarmed() cancels', () => {
+    const s = new HeapScheduler(fakeClock());
+    const owner = { timer: undefined as DeviceTimer | undefined, fired: [] as number[] };
+    const onFire = (o: typeof owner, d: number): void => {
+      o.timer = undefined;
+      o.fired.push(d);
+    };
+    owner.timer = armed(owner.timer, 10, s, owner, onFire);
+    const first = owner.timer;
+    owner.timer = armed(owner.timer, 20, s, owner, onFire); // re-armed: the same timer, one wake-up
+    expect(owner.timer).toBe(first);
+    expect(s.pending).toBe(1);
+    s.runDue(100);
+    expect(owner.fired).toEqual([20]);
+    expect(owner.timer).toBeUndefined();
+    owner.timer = armed(owner.timer, 150, s, owner, onFire);
+    expect(owner.timer).not.toBe(first);
+    owner.timer = disarmed(owner.timer);
+    expect(owner.timer).toBeUndefined();
+    expect(s.pending).toBe(0);
+    s.runDue(1000);
+    expect(owner.fired).toEqual([20]);
+    expect(disarmed(undefined)).toBeUndefined();
   });
 
   it('cancel removes exactly one wake-up; stale handles cancel nothing', () => {
