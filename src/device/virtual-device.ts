@@ -612,6 +612,7 @@ export class VirtualDevice {
       this.rebooting = undefined;
       this.onDiskStateChanged(); // the restart counter
       this.devState = info.ZDeviceState.ZDEVICE_STATE_ONLINE;
+      this.counters.retire();
       this.counters = new DeviceCounters(this.opts.rng, this.opts.behaviour.hardware, now);
       this.generator.restart(now);
       this.configState.onBoot(now);

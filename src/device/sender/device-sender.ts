@@ -173,7 +173,9 @@ export class DeviceSender {
     dueAt: Millis,
     expect?: ExpectedAnswer,
   ): Promise<Answer> {
-    const { opts, tally: stats, counters } = this.host;
+    const { opts, tally: stats } = this.host;
+    // The counters of this boot: a reboot while the request is out replaces (and retires) them.
+    const counters = this.host.counters;
     // EVE counts app logs per app instance URL (zedcloud urlMetrics).
     const appUuid = endpoint === 'appnewlogs' || endpoint === 'applogs' ? appUuidOfV2Path(path) : undefined;
     const wire = this.v1?.request(endpoint, method, path, body);
@@ -202,7 +204,7 @@ export class DeviceSender {
     const now = opts.clock.now();
     if (answer === undefined) {
       stats.bump(endpoint, 'transportError');
-      counters.recordRequest({ endpoint, appUuid, reqBytes, respBytes: 0, success: false, latencyMs: now - dueAt, at: now });
+      if (counters === this.host.counters) counters.recordRequest({ endpoint, appUuid, reqBytes, respBytes: 0, success: false, latencyMs: now - dueAt, at: now });
       return undefined;
     }
     stats.answer(endpoint, answer.status);
@@ -215,7 +217,7 @@ export class DeviceSender {
       });
     }
     this.v1?.onAnswer(endpoint, answer.status);
-    counters.recordRequest({
+    if (counters === this.host.counters) counters.recordRequest({
       endpoint,
       appUuid,
       reqBytes,

@@ -9,6 +9,7 @@ import type { metrics } from '../../gen/eve-types.js';
 import type { ApiVersion } from '../../protocol/api-version.js';
 import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import { v1Path } from '../../protocol/v1-endpoints.js';
+import { counterSlab } from '../core/counter-slab.js';
 import { flatString } from '../core/flat-string.js';
 import { durationAsTimestamp, managementPorts, toTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
@@ -143,7 +144,8 @@ const EVE_BASE_MEM_MB = 1100;
 const PERSIST_SHARE = 0.92;
 
 export class DeviceCounters {
-  private readonly c = new Float64Array(D.size);
+  // Views into the thread's counter slab (core/counter-slab.ts), not arrays of their own.
+  private c = counterSlab.float64(D.size);
   private apps: Map<string, Float64Array> | undefined;
   /**
    * Per-URL counters (zedcloud urlMetrics), a slot per endpoint (and app, for app logs) in
@@ -203,7 +205,7 @@ export class DeviceCounters {
     this.apps ??= new Map();
     let a = this.apps.get(app.uuid);
     if (!a) {
-      a = new Float64Array(A.size);
+      a = counterSlab.float64(A.size);
       a[A.lastAt] = app.bootTime ?? now;
       a[A.cpuLoad] = rng.range(0.01, 0.3);
       a[A.txRate] = rng.range(200, 30_000);
@@ -225,9 +227,28 @@ export class DeviceCounters {
     a[A.rxPkt] += Math.round(rx / 500);
   }
 
+  /**
+   * The device rebooted and counts anew in another DeviceCounters: this one's slab views go back
+   * for reuse. Nothing may record here afterwards (the sender drops an answer that comes back
+   * across a reboot); if something did, it would write into a private array, not a reused view.
+   */
+  retire(): void {
+    counterSlab.give(this.c);
+    this.c = new Float64Array(D.size);
+    if (this.apps) for (const a of this.apps.values()) counterSlab.give(a);
+    this.apps = undefined;
+    if (this.urlCounts) counterSlab.give(this.urlCounts);
+    this.urlCounts = undefined;
+    this.urlEndpoints = undefined;
+    this.urlApps = undefined;
+  }
+
   /** Forgets a deleted app. */
   removeApp(uuid: string): void {
-    this.apps?.delete(uuid);
+    const a = this.apps?.get(uuid);
+    if (a === undefined) return;
+    this.apps!.delete(uuid);
+    counterSlab.give(a);
   }
 
   /** Records one controller request (success or failure), like EVE's AgentMetrics. */
@@ -340,8 +361,11 @@ export class DeviceCounters {
     const need = (slot + 1) * U.size;
     if (!this.urlCounts || this.urlCounts.length < need) {
       // Grown a slot at a time: added once each.
-      const grown = new Float64Array(need);
-      if (this.urlCounts) grown.set(this.urlCounts);
+      const grown = counterSlab.float64(need);
+      if (this.urlCounts) {
+        grown.set(this.urlCounts);
+        counterSlab.give(this.urlCounts);
+      }
       this.urlCounts = grown;
     }
     return slot;

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { counterSlab } from '../src/device/core/counter-slab.js';
+import { DeviceCounters } from '../src/device/telemetry/metrics-builder.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
+
+describe('counterSlab: small counter arrays as views into shared blocks', () => {
+  it('hands out zeroed views that share blocks but never overlap', () => {
+    const views = Array.from({ length: 3000 }, (_, i) => (i % 2 === 0 ? counterSlab.float64(1 + (i % 60)) : counterSlab.uint32(1 + (i % 91))));
+    views.forEach((v, i) => {
+      expect(Array.from(v).every((x) => x === 0)).toBe(true);
+      v.fill(i + 1);
+    });
+    views.forEach((v, i) => expect(Array.from(v).every((x) => x === i + 1)).toBe(true));
+    // 3,000 views of at most 60 doubles: a handful of 64 KiB blocks, not an ArrayBuffer each.
+    expect(new Set(views.map((v) => v.buffer)).size).toBeLessThan(30);
+    expect(views.every((v) => v.buffer.byteLength === 64 * 1024)).toBe(true);
+  });
+
+  it('reuses a given-back view for the same size, zeroed, and leaves other sizes alone', () => {
+    const a = counterSlab.float64(54);
+    a.fill(7);
+    const other = counterSlab.float64(11);
+    other.fill(3);
+    counterSlab.give(a);
+    const b = counterSlab.float64(54);
+    expect(b.buffer).toBe(a.buffer);
+    expect(b.byteOffset).toBe(a.byteOffset);
+    expect(Array.from(b).every((x) => x === 0)).toBe(true);
+    expect(Array.from(other).every((x) => x === 3)).toBe(true);
+    const u = counterSlab.uint32(5); // 3 units
+    counterSlab.give(u);
+    const f = counterSlab.float64(3); // 3 units: the same range
+    expect(f.byteOffset).toBe(u.byteOffset);
+  });
+
+  it('gives large arrays a buffer of their own, and does not keep them when given back', () => {
+    const big = counterSlab.float64(5000);
+    expect(big.buffer.byteLength).toBe(5000 * 8);
+    counterSlab.give(big);
+    expect(counterSlab.float64(5000)).not.toBe(big);
+  });
+});
+
+describe('DeviceCounters on the slab', () => {
+  it('grows per-URL counters and keeps their values; a retired instance gives its views back and counts apart', () => {
+    const rng = SeededRng.create(1, 0, 'counters');
+    const c = new DeviceCounters(rng, { storageMB: 1000 }, 0);
+    const endpoints = ['config', 'metrics', 'info', 'newlogs', 'flowlog', 'attest', 'certs', 'uuid'] as const;
+    for (let round = 1; round <= 3; round++) {
+      for (const endpoint of endpoints) c.recordRequest({ endpoint, reqBytes: 100, respBytes: 10, success: true, latencyMs: 5, at: round });
+    }
+    for (const endpoint of endpoints) expect(c.urlCounter(endpoint, 'sentMsg')).toBe(3);
+    expect(c.get('zcSuccess')).toBe(24);
+    c.retire();
+    const next = new DeviceCounters(rng, { storageMB: 1000 }, 10);
+    next.recordRequest({ endpoint: 'config', reqBytes: 1, respBytes: 1, success: true, latencyMs: 1, at: 11 });
+    expect(next.get('zcSuccess')).toBe(1);
+    expect(next.urlCounter('config', 'sentMsg')).toBe(1);
+    // A late write to the retired instance reaches none of the new one's (reused) views.
+    c.recordRequest({ endpoint: 'config', reqBytes: 1, respBytes: 1, success: true, latencyMs: 1, at: 12 });
+    expect(next.get('zcSuccess')).toBe(1);
+    expect(next.urlCounter('config', 'sentMsg')).toBe(1);
+  });
+});
