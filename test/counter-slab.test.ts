@@ -49,8 +49,14 @@ describe('DeviceCounters on the slab', () => {
     for (let round = 1; round <= 3; round++) {
       for (const endpoint of endpoints) c.recordRequest({ endpoint, reqBytes: 100, respBytes: 10, success: true, latencyMs: 5, at: round });
     }
+    // App log URLs, one per app: 8 + 20 URLs, past the first dozen slots, so the counts grow twice.
+    const apps = Array.from({ length: 20 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    for (const appUuid of apps) c.recordRequest({ endpoint: 'appnewlogs', appUuid, reqBytes: 50, respBytes: 0, success: false, latencyMs: 1, at: 4 });
     for (const endpoint of endpoints) expect(c.urlCounter(endpoint, 'sentMsg')).toBe(3);
+    for (const endpoint of endpoints) expect(c.urlCounter(endpoint, 'sentB')).toBe(300);
+    for (const appUuid of apps) expect(c.urlCounter('appnewlogs', 'tryB', appUuid)).toBe(50);
     expect(c.get('zcSuccess')).toBe(24);
+    expect(c.get('zcFailure')).toBe(20);
     c.retire();
     const next = new DeviceCounters(rng, { storageMB: 1000 }, 10);
     next.recordRequest({ endpoint: 'config', reqBytes: 1, respBytes: 1, success: true, latencyMs: 1, at: 11 });

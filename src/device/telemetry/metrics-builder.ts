@@ -85,6 +85,8 @@ const A = {
 
 // Per-URL slots, in urlcloudMetric field order.
 const U = { tryMsg: 0, tryB: 1, sentMsg: 2, sentB: 3, recvMsg: 4, recvB: 5, timeMs: 6, resume: 7, size: 8 } as const;
+/** Per-URL slots made at the first request: a device of steady-state.yaml uses about ten. */
+const URL_SLOTS_FIRST = 12;
 
 /** One controller request as the device saw it. */
 export interface RequestRecord {
@@ -360,8 +362,10 @@ export class DeviceCounters {
     apps.push(appUuid === undefined ? undefined : flatString(appUuid));
     const need = (slot + 1) * U.size;
     if (!this.urlCounts || this.urlCounts.length < need) {
-      // Grown a slot at a time: added once each.
-      const grown = counterSlab.float64(need);
+      // Room for the dozen URLs a device uses, doubled if it needs more: grown a slot at a time, a
+      // fleet whose devices all onboard together would leave a trail of outgrown views of every
+      // size in the slab that no device asks for again.
+      const grown = counterSlab.float64(Math.max(need, this.urlCounts ? 2 * this.urlCounts.length : URL_SLOTS_FIRST * U.size));
       if (this.urlCounts) {
         grown.set(this.urlCounts);
         counterSlab.give(this.urlCounts);
