@@ -218,8 +218,9 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
   private certsOnDisk: { path: string; region: CertificatesRegion } | undefined;
   /** PEM texts not in Go's layout, kept verbatim (absent for files evesim wrote). */
   private readonly verbatim: Partial<Record<(typeof CERTS)[number], string>> | undefined;
-  /** Private scalars (32 bytes each) of the onboarding, attestation and ECDH keys. */
-  private readonly scalars: Uint8Array;
+  /** Private scalars (32 bytes each) of the onboarding, attestation and ECDH keys, as latin1 text:
+   *  in the heap, where a Uint8Array of its own would cost about 500 bytes of native bookkeeping. */
+  private readonly scalars: string;
   private shared: SharedOnboarding | undefined;
 
   constructor(p: RecordParts, deviceKey: KeyObject | Uint8Array) {
@@ -240,8 +241,10 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
     this.ends = ends as unknown as [number, number, number, number];
     this.verbatim = p.verbatim;
     this.deviceCertHash = new Uint8Array(senderCertHash(p.ders[1]!));
-    this.scalars = new Uint8Array(96);
-    p.scalars.forEach((d, i) => this.scalars.set(d, 32 * i));
+    const scalars = Buffer.alloc(96);
+    p.scalars.forEach((d, i) => scalars.set(d, 32 * i));
+    this.scalars = scalars.toString('latin1');
+    scalars.fill(0);
   }
 
   /** Uses an onboarding certificate shared by the whole fleet (a real controller's) instead of the device's own. */
@@ -322,7 +325,12 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
     return this.verbatim?.[CERTS[i]!] ?? derToPem(this.der(i));
   }
   private key(i: number): KeyObject {
-    return p256PrivateKeyFromScalar(this.scalars.subarray(32 * i, 32 * i + 32));
+    const d = Buffer.from(this.scalars.slice(32 * i, 32 * i + 32), 'latin1');
+    try {
+      return p256PrivateKeyFromScalar(d);
+    } finally {
+      d.fill(0);
+    }
   }
 }
 
