@@ -98,7 +98,8 @@ export class InfoPublisher {
     }
     const due = this.queue.nextDue(now);
     if (due === undefined) this.timer = disarmed(this.timer);
-    else if (this.timer === undefined || !this.timer.armed || due < this.timer.dueAt) this.timer = this.armAt(due);
+    else if (this.timer === undefined) this.timer = this.armAt(due);
+    else this.timer.atOrSooner(due);
   }
 
   private armAt(at: Millis): DeviceTimer {
