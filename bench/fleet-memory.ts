@@ -139,13 +139,14 @@ try {
         `lag p99 ${f.lagMs} ms, ${f.gate}, ${f.requests} requests, ${f.errors} errors`,
     );
   }
-  const grown = (k: 'heapTotal' | 'heapUsed' | 'external' | 'newSpace') => (((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices)).toFixed(1);
+  const grownKiB = (k: 'heapTotal' | 'heapUsed' | 'external' | 'newSpace') => ((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices);
+  const grown = (k: 'heapTotal' | 'heapUsed' | 'external' | 'newSpace') => grownKiB(k).toFixed(1);
   console.log(
     `growth per device: worker heap committed ${grown('heapTotal')} KiB (young generation ${grown('newSpace')} KiB of it), used ${grown('heapUsed')} KiB, external ${grown('external')} KiB`,
   );
   // The young generation grows with the allocation rate until it reaches V8's maximum (a fixed cost
   // per worker, 48 MiB at Node 20's defaults); at small fleets it has not, so it is shown apart.
-  const youngKiB = ((large.heap.newSpace - small.heap.newSpace) * 1024) / (large.devices - small.devices);
+  const youngKiB = grownKiB('newSpace');
   console.log(
     `RSS growth per device: ${perDeviceKiB.toFixed(1)} KiB  ((${large.rssMiB.toFixed(1)} − ${small.rssMiB.toFixed(1)}) MiB / ${large.devices - small.devices} devices), ` +
       `${(perDeviceKiB - youngKiB).toFixed(1)} KiB without the young generation's growth; goal ≤ 16 KiB`,
@@ -153,11 +154,11 @@ try {
   // How far V8 had grown its heap beyond the live objects at the sample moves the RSS by several KiB
   // per device between runs of the same code (bench/README.md); without that free committed space
   // the figure is steadier. It still counts every byte the devices hold, in the heap or not.
-  const slackKiB = (((large.heap.heapTotal - large.heap.heapUsed) - (small.heap.heapTotal - small.heap.heapUsed)) * 1024) / (large.devices - small.devices);
+  const slackKiB = grownKiB('heapTotal') - grownKiB('heapUsed');
   console.log(
     `RSS growth per device without the heap's free committed space: ${(perDeviceKiB - slackKiB).toFixed(1)} KiB ` +
       `(the worker heap's committed-but-unused space grew ${slackKiB.toFixed(1)} KiB per device); the rest, not heap or external: ` +
-      `${(perDeviceKiB - Number(grown('heapTotal')) - Number(grown('external'))).toFixed(1)} KiB`,
+      `${(perDeviceKiB - grownKiB('heapTotal') - grownKiB('external')).toFixed(1)} KiB`,
   );
 } finally {
   await ctl.stop();
