@@ -46,23 +46,29 @@ export interface OutagePlan {
   meanDurationMs: number;
 }
 
-/** The outage window of the slot containing t: [start, end) in ms. */
-export function outageAround(seed: number, channel: number, t: number, plan: OutagePlan): [number, number] {
-  const slot = Math.floor(t / plan.meanIntervalMs);
-  const dur = Math.min(plan.meanIntervalMs * 0.9, plan.meanDurationMs * (0.5 + unit(seed, channel, slot * 2)));
-  const start = slot * plan.meanIntervalMs + unit(seed, channel, slot * 2 + 1) * (plan.meanIntervalMs - dur);
-  return [start, start + dur];
+/** Length (ms) of slot `slot`'s outage. */
+function outageDurationMs(seed: number, channel: number, slot: number, plan: OutagePlan): number {
+  return Math.min(plan.meanIntervalMs * 0.9, plan.meanDurationMs * (0.5 + unit(seed, channel, slot * 2)));
+}
+
+/** Start (ms) of slot `slot`'s outage, which lasts `durMs`. */
+function outageStartMs(seed: number, channel: number, slot: number, plan: OutagePlan, durMs: number): number {
+  return slot * plan.meanIntervalMs + unit(seed, channel, slot * 2 + 1) * (plan.meanIntervalMs - durMs);
 }
 
 /**
  * Distance (ms) from t to the nearest outage (0 inside one), looking at this slot and its
- * neighbours; Infinity without outages.
+ * neighbours; Infinity without outages. No arrays: the radio gauges ask this for every device every
+ * few seconds.
  */
 export function msToOutage(seed: number, channel: number, t: number, plan: OutagePlan | undefined): number {
   if (plan === undefined || !(plan.meanIntervalMs > 0) || !(plan.meanDurationMs > 0)) return Infinity;
+  const mid = Math.floor(t / plan.meanIntervalMs);
   let best = Infinity;
-  for (const dt of [-plan.meanIntervalMs, 0, plan.meanIntervalMs]) {
-    const [s, e] = outageAround(seed, channel, t + dt, plan);
+  for (let slot = mid - 1; slot <= mid + 1; slot++) {
+    const dur = outageDurationMs(seed, channel, slot, plan);
+    const s = outageStartMs(seed, channel, slot, plan, dur);
+    const e = s + dur;
     if (t >= s && t < e) return 0;
     best = Math.min(best, t < s ? s - t : t - e);
   }
