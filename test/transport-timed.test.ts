@@ -165,4 +165,42 @@ describe('TimedTransport', () => {
     expect(t.settleUnfinished()).toBe(0);
     expect(obs.seen).toHaveLength(3);
   });
+
+  it('keeps the requests in flight in the order they were sent, whichever are answered first', async () => {
+    const clock = new ManualClock();
+    const answers: ((r: TransportResponse) => void)[] = [];
+    const fails: ((e: Error) => void)[] = [];
+    const inner: Transport = {
+      request: () =>
+        new Promise<TransportResponse>((resolve, reject) => {
+          answers.push(resolve);
+          fails.push(reject);
+        }),
+    };
+    const obs = collector();
+    const t = new TimedTransport(inner, clock, [obs]);
+    const sent = [100, 200, 300, 400, 500, 600].map((dueAt) => t.request(req({ dueAt })).catch((e: Error) => e));
+    expect(t.inFlight).toBe(6);
+    // The newest, one in the middle and the oldest leave the list in turn.
+    answers[5]!({ status: 200, headers: {}, body: new Uint8Array(0) });
+    answers[2]!({ status: 200, headers: {}, body: new Uint8Array(0) });
+    fails[0]!(new TransportError('reset', 'ECONNRESET'));
+    await Promise.all([sent[5], sent[2], sent[0]]);
+    expect(t.inFlight).toBe(3);
+    clock.t = 9_000;
+    expect(t.settleUnfinished()).toBe(3);
+    expect(t.inFlight).toBe(0);
+    expect(obs.seen.slice(3).map((o) => [o.dueAt, o.error])).toEqual([
+      [200, 'unfinished'],
+      [400, 'unfinished'],
+      [500, 'unfinished'],
+    ]);
+    // The list is empty and usable again.
+    const again = t.request(req({ dueAt: 9_000 }));
+    expect(t.inFlight).toBe(1);
+    answers[6]!({ status: 201, headers: {}, body: new Uint8Array(0) });
+    await again;
+    expect(t.inFlight).toBe(0);
+    expect(t.settleUnfinished()).toBe(0);
+  });
 });

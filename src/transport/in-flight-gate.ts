@@ -67,7 +67,11 @@ interface Waiting {
 
 export class InFlightGate implements Transport {
   private active = 0;
-  /** Requests handed on, by device (present only while a device has some). */
+  /**
+   * Requests handed on, by device. A device's entry stays at 0 when its requests are answered:
+   * deleting and re-adding it at every request made the map rebuild its table again and again, and
+   * the new tables were promoted garbage. One entry per device of the worker.
+   */
   private readonly byDevice = new Map<number, number>();
   /** FIFO; entries before `head` are gone, `done` entries are skipped. */
   private queue: Waiting[] = [];
@@ -161,9 +165,7 @@ export class InFlightGate implements Transport {
 
   private release(device: number): void {
     this.active--;
-    const mine = this.byDevice.get(device)! - 1;
-    if (mine === 0) this.byDevice.delete(device);
-    else this.byDevice.set(device, mine);
+    this.byDevice.set(device, this.byDevice.get(device)! - 1);
     this.pump();
   }
 

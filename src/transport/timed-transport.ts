@@ -15,13 +15,21 @@ interface Pending {
   sentAt: number;
   /** Reported as unfinished: its late answer (or failure) is not reported again. */
   settled: boolean;
+  /** Neighbours in the list of requests in flight (oldest first); undefined at the ends. */
+  prev: Pending | undefined;
+  next: Pending | undefined;
 }
 
 export class TimedTransport implements Transport {
   private readonly observers: RequestObserver[];
   private observerFailures = 0;
   private lastObserverError: unknown;
-  private readonly pending = new Set<Pending>();
+  // The requests in flight, as a list linked through the requests themselves: a Set here grew and
+  // rehashed its table as requests came and went, and each new table outlived a scavenge and was
+  // promoted, about a tenth of the worker's old-generation garbage.
+  private oldest: Pending | undefined;
+  private newest: Pending | undefined;
+  private pendingCount = 0;
 
   constructor(
     private readonly inner: Transport,
@@ -47,7 +55,7 @@ export class TimedTransport implements Transport {
 
   /** Requests handed on and not yet answered (nor reported as unfinished). */
   get inFlight(): number {
-    return this.pending.size;
+    return this.pendingCount;
   }
 
   /**
@@ -56,8 +64,9 @@ export class TimedTransport implements Transport {
    * reported again. Returns how many there were.
    */
   settleUnfinished(): number {
-    const left = [...this.pending];
-    this.pending.clear();
+    const left: Pending[] = [];
+    for (let p = this.oldest; p !== undefined; p = p.next) left.push(p);
+    for (const p of left) this.unlink(p);
     for (const p of left) {
       p.settled = true;
       this.report(p.req, p.sentAt, 0, UNFINISHED, undefined);
@@ -66,22 +75,37 @@ export class TimedTransport implements Transport {
   }
 
   async request(req: TransportRequest): Promise<TransportResponse> {
-    const p: Pending = { req, sentAt: this.clock.now(), settled: false };
-    this.pending.add(p);
+    const p: Pending = { req, sentAt: this.clock.now(), settled: false, prev: this.newest, next: undefined };
+    if (this.newest) this.newest.next = p;
+    else this.oldest = p;
+    this.newest = p;
+    this.pendingCount++;
     let res: TransportResponse;
     try {
       res = await this.inner.request(req);
     } catch (err) {
-      this.pending.delete(p);
+      if (!p.settled) this.unlink(p);
       // Anything but a TransportError breaks the Transport contract (a bug): reported as
       // 'internal', then rethrown unchanged.
       const code = err instanceof TransportError ? err.code : 'internal';
       if (!p.settled) this.report(req, p.sentAt, 0, code, undefined);
       throw err;
     }
-    this.pending.delete(p);
-    if (!p.settled) this.report(req, p.sentAt, res.status, undefined, res);
+    if (!p.settled) {
+      this.unlink(p);
+      this.report(req, p.sentAt, res.status, undefined, res);
+    }
     return res;
+  }
+
+  /** Takes a request off the in-flight list (once: settled requests are already off it). */
+  private unlink(p: Pending): void {
+    if (p.prev) p.prev.next = p.next;
+    else this.oldest = p.next;
+    if (p.next) p.next.prev = p.prev;
+    else this.newest = p.prev;
+    p.prev = p.next = undefined;
+    this.pendingCount--;
   }
 
   private report(
