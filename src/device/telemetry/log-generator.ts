@@ -22,6 +22,12 @@ export interface DeviceLogEntry {
   function?: string;
 }
 
+/**
+ * Receives generated entries one at a time, in time order. The entry is scratch, rewritten for the
+ * next one: a visitor that keeps anything copies it (copyLogEntry).
+ */
+export type LogEntryVisitor = (e: DeviceLogEntry) => void;
+
 /** What a template may use to fill in its text. */
 interface TemplateContext {
   rng: Rng;
@@ -167,6 +173,42 @@ export interface AppLogSource {
   container?: string;
 }
 
+// Generation is synchronous and each visitor is done with an entry before the next is written, so
+// one scratch entry, timestamp and template context per thread serve every device: a line costs
+// its content string and nothing else (the worker writes thousands of lines a second).
+const scratchTimestamp: ProtoTimestamp = { seconds: 0, nanos: 0 };
+const scratchEntry: DeviceLogEntry = {
+  severity: '',
+  source: '',
+  iid: undefined,
+  content: '',
+  msgid: 0,
+  timestamp: scratchTimestamp,
+  filename: undefined,
+  function: undefined,
+};
+// rng is set before every use.
+const scratchContext: TemplateContext = { rng: undefined as unknown as Rng, now: 0, uptimeS: 0, eveVersion: '', port: '' };
+/** Sorted line times of one call. */
+let scratchTimes = new Float64Array(256);
+/** iid texts of the pids pidOf gives (900 + 0..2999), made once per thread. */
+const IID_TEXT: string[] = new Array<string>(3000).fill('');
+
+function setTimestamp(ts: ProtoTimestamp, ms: Millis): void {
+  const seconds = Math.floor(ms / 1000);
+  ts.seconds = seconds;
+  ts.nanos = Math.round((ms - seconds * 1000) * 1e6);
+}
+
+/** A kept copy of a visited entry, with only the fields it has (as the entries were built before). */
+export function copyLogEntry(e: DeviceLogEntry): DeviceLogEntry {
+  const c: DeviceLogEntry = { severity: e.severity, source: e.source, content: e.content, msgid: e.msgid, timestamp: { seconds: e.timestamp.seconds, nanos: e.timestamp.nanos } };
+  if (e.iid !== undefined) c.iid = e.iid;
+  if (e.filename !== undefined) c.filename = e.filename;
+  if (e.function !== undefined) c.function = e.function;
+  return c;
+}
+
 /** Per-app stream state. */
 class AppStream {
   msgid = 0;
@@ -203,11 +245,17 @@ export class LogGenerator {
 
   /** Device log entries for the interval (from, to], at `linesPerSec`, in time order. */
   deviceEntries(from: Millis, to: Millis, linesPerSec: number, rng: Rng): DeviceLogEntry[] {
+    const out: DeviceLogEntry[] = [];
+    this.visitDeviceEntries(from, to, linesPerSec, rng, (e) => out.push(copyLogEntry(e)));
+    return out;
+  }
+
+  /** deviceEntries, one scratch entry at a time (LogEntryVisitor); returns how many. */
+  visitDeviceEntries(from: Millis, to: Millis, linesPerSec: number, rng: Rng, visit: LogEntryVisitor): number {
     const n = this.countFor(to - from, linesPerSec);
     const times = sortedTimes(from, to, n, rng);
-    const out: DeviceLogEntry[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = this.deviceEntryAt(times[i]!, rng);
-    return out;
+    for (let i = 0; i < n; i++) visit(this.deviceEntryAt(times[i]!, rng));
+    return n;
   }
 
   /** One specific device event (e.g. "config applied") with the next msgid. */
@@ -221,6 +269,13 @@ export class LogGenerator {
 
   /** App console entries for (from, to] at `linesPerSec`; msgid counts per app from 0. */
   appEntries(app: AppLogSource, from: Millis, to: Millis, linesPerSec: number, rng: Rng): DeviceLogEntry[] {
+    const out: DeviceLogEntry[] = [];
+    this.visitAppEntries(app, from, to, linesPerSec, rng, (e) => out.push(copyLogEntry(e)));
+    return out;
+  }
+
+  /** appEntries, one scratch entry at a time (LogEntryVisitor); returns how many. */
+  visitAppEntries(app: AppLogSource, from: Millis, to: Millis, linesPerSec: number, rng: Rng, visit: LogEntryVisitor): number {
     this.apps ??= new Map();
     let s = this.apps.get(app.uuid);
     if (!s) {
@@ -231,16 +286,21 @@ export class LogGenerator {
     const n = Math.max(0, Math.floor(expected));
     s.carry = expected - n;
     const times = sortedTimes(from, to, n, rng);
-    const out: DeviceLogEntry[] = new Array(n);
+    const e = scratchEntry;
+    e.severity = 'info';
+    e.source = app.domainName;
+    e.iid = e.filename = e.function = undefined;
     for (let i = 0; i < n; i++) {
       const t = times[i]!;
       const msg = APP_MESSAGES[rng.int(APP_MESSAGES.length)]!(rng);
-      const content = app.container
+      e.content = app.container
         ? JSON.stringify({ container: app.container, time: new Date(t).toISOString(), msg })
         : msg;
-      out[i] = { severity: 'info', source: app.domainName, content, msgid: s.msgid++, timestamp: toTimestamp(t) };
+      e.msgid = s.msgid++;
+      setTimestamp(e.timestamp, t);
+      visit(e);
     }
-    return out;
+    return n;
   }
 
   /** Forgets a deleted app's counters. */
@@ -265,23 +325,21 @@ export class LogGenerator {
         break;
       }
     }
-    const content = tpl.text({
-      rng,
-      now: at,
-      uptimeS: Math.max(0, Math.floor((at - this.bootTime) / 1000)),
-      eveVersion: this.eveVersion,
-      port: rng.next() < 0.8 ? 'eth0' : 'eth1',
-    });
-    const e: DeviceLogEntry = {
-      severity: tpl.severity,
-      source: tpl.source,
-      content,
-      msgid: this.deviceMsgid++,
-      timestamp: toTimestamp(at),
-    };
-    if (tpl.source !== 'kernel') e.iid = String(this.pidOf(tpl.source));
-    if (tpl.filename) e.filename = tpl.filename;
-    if (tpl.function) e.function = tpl.function;
+    const ctx = scratchContext;
+    ctx.rng = rng;
+    ctx.now = at;
+    ctx.uptimeS = Math.max(0, Math.floor((at - this.bootTime) / 1000));
+    ctx.eveVersion = this.eveVersion;
+    ctx.port = rng.next() < 0.8 ? 'eth0' : 'eth1';
+    const e = scratchEntry;
+    e.content = tpl.text(ctx);
+    e.severity = tpl.severity;
+    e.source = tpl.source;
+    e.msgid = this.deviceMsgid++;
+    setTimestamp(e.timestamp, at);
+    e.iid = tpl.source !== 'kernel' ? iidText(this.pidOf(tpl.source)) : undefined;
+    e.filename = tpl.filename || undefined;
+    e.function = tpl.function || undefined;
     return e;
   }
 
@@ -293,13 +351,21 @@ export class LogGenerator {
   }
 }
 
-/** n times uniformly in (from, to], ascending, whole ms. */
-function sortedTimes(from: Millis, to: Millis, n: number, rng: Rng): number[] {
+/** The pid's iid text, made once per thread. */
+function iidText(pid: number): string {
+  return (IID_TEXT[pid - 900] ||= String(pid));
+}
+
+/**
+ * n times uniformly in (from, to], ascending, whole ms: a view of the thread's scratch array,
+ * valid until the next call (a typed array sorts numerically in place, with no comparator calls).
+ */
+function sortedTimes(from: Millis, to: Millis, n: number, rng: Rng): Float64Array {
   const span = Math.max(0, to - from);
-  const t = new Array<number>(n);
+  if (scratchTimes.length < n) scratchTimes = new Float64Array(Math.max(n, 2 * scratchTimes.length));
+  const t = scratchTimes.subarray(0, n);
   for (let i = 0; i < n; i++) t[i] = from + Math.max(1, Math.ceil(rng.next() * span));
-  t.sort((a, b) => a - b);
-  return t;
+  return t.sort();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import type { DeviceStats } from '../sender/device-stats.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import { LOG_MAX_4XX_RETRIES, LogUploadSchedule } from '../core/eve-timers.js';
 import { drainLogIntervalMs } from '../core/graceful-drain.js';
-import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogGenerator } from './log-generator.js';
+import { buildAppLogBundle, buildLogBundle, type DeviceLogEntry, type LogEntryVisitor, type LogGenerator } from './log-generator.js';
 import type { DeviceCounters } from './metrics-builder.js';
 import type { Millis } from '../ports.js';
 import { exactBytes } from '../../protocol/exact-bytes.js';
@@ -39,6 +39,8 @@ import { logQuota, logQuotaOfBytes, overQuota, underQuota, type LogQuota } from 
 
 /** One per thread: the lines of the file being packed (packing is synchronous, so devices share it). */
 const scratchLines = new NewlogLines();
+/** Writes each generated entry straight into scratchLines (the entry itself is the generator's scratch). */
+const addScratchLine: LogEntryVisitor = (e) => scratchLines.add(e);
 /** EVE's newlogd rotates its raw collect file every 300 s (§8.3, or at 550 kB). */
 const RAW_ROTATION_MS = 300_000;
 
@@ -285,9 +287,19 @@ export class LogUploader {
     const rate = host.opts.behaviour.logLinesPerSec;
     const due = (files: readonly LogFile[], from: number): boolean => !onUploadTick || files.length === 0 || now - from >= RAW_ROTATION_MS;
     if (this.deviceFrom !== undefined && now > this.deviceFrom && due(this.deviceFiles, this.deviceFrom)) {
-      const entries = rate > 0 ? host.generator.deviceEntries(this.deviceFrom, now, rate, host.opts.rng) : [];
+      const from = this.deviceFrom;
       this.deviceFrom = now;
-      if (entries.length > 0) this.addFiles(entries, now, undefined);
+      if (rate > 0) {
+        const gen = host.generator;
+        const rng = host.opts.rng;
+        if (host.opts.behaviour.logFormat === 'legacy') {
+          const entries = gen.deviceEntries(from, now, rate, rng);
+          if (entries.length > 0) this.addFiles(this.packLegacy(entries, now, undefined), now, undefined);
+        } else {
+          scratchLines.reset();
+          if (gen.visitDeviceEntries(from, now, rate, rng, addScratchLine) > 0) this.addFiles(this.packNewlogs(now, undefined), now, undefined);
+        }
+      }
     }
     for (const app of host.runningLogApps()) {
       if (due(this.appFiles, Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince))) this.collectApp(app, now);
@@ -299,13 +311,20 @@ export class LogUploader {
     const from = Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince);
     this.appFrom.set(app.uuid, now);
     if (now <= from || app.linesPerSec <= 0) return;
-    const entries = this.host.generator.appEntries(app, from, now, app.linesPerSec, this.host.opts.rng);
-    if (entries.length > 0) this.addFiles(entries, now, app);
+    const gen = this.host.generator;
+    const rng = this.host.opts.rng;
+    if (this.host.opts.behaviour.logFormat === 'legacy') {
+      const entries = gen.appEntries(app, from, now, app.linesPerSec, rng);
+      if (entries.length > 0) this.addFiles(this.packLegacy(entries, now, app), now, app);
+    } else {
+      scratchLines.reset();
+      if (gen.visitAppEntries(app, from, now, app.linesPerSec, rng, addScratchLine) > 0) this.addFiles(this.packNewlogs(now, app), now, app);
+    }
   }
 
-  private addFiles(entries: DeviceLogEntry[], now: Millis, app: LogApp | undefined): void {
+  /** Keeps packed files as waiting files of their kind. */
+  private addFiles(packed: readonly { bytes: Uint8Array; lines: number }[], now: Millis, app: LogApp | undefined): void {
     const host = this.host;
-    const packed = host.opts.behaviour.logFormat === 'legacy' ? this.packLegacy(entries, now, app) : this.packNewlogs(entries, now, app);
     const target = app ? this.appFiles : this.deviceFiles;
     for (const p of packed) {
       const file = this.keep(exactBytes(p.bytes), p.lines, now);
@@ -334,11 +353,10 @@ export class LogUploader {
     return { bytes, spilled: undefined, size, lines, createdAt: now, refusals: 0 };
   }
 
-  private packNewlogs(entries: DeviceLogEntry[], now: Millis, app: LogApp | undefined): { bytes: Uint8Array; lines: number }[] {
+  /** The lines written into scratchLines as newlogs gzip files. */
+  private packNewlogs(now: Millis, app: LogApp | undefined): { bytes: Uint8Array; lines: number }[] {
     const host = this.host;
     const lines = scratchLines;
-    lines.reset();
-    for (let i = 0; i < entries.length; i++) lines.add(entries[i]!);
     host.counters.recordLogInput(lines.count, lines.byteLength, app !== undefined);
     const kind = app
       ? ({ kind: 'app', appName: app.name } as const)
