@@ -37,6 +37,20 @@ function collector(): RequestObserver & { seen: RequestOutcome[] } {
   return { seen, onOutcome: (o) => seen.push(o) };
 }
 
+/** A transport whose requests wait until the test answers (answers[i]) or fails (fails[i]) them. */
+function heldTransport(): { inner: Transport; answers: ((r: TransportResponse) => void)[]; fails: ((e: Error) => void)[] } {
+  const answers: ((r: TransportResponse) => void)[] = [];
+  const fails: ((e: Error) => void)[] = [];
+  const inner: Transport = {
+    request: () =>
+      new Promise<TransportResponse>((resolve, reject) => {
+        answers.push(resolve);
+        fails.push(reject);
+      }),
+  };
+  return { inner, answers, fails };
+}
+
 const body = new Uint8Array([1, 2, 3]);
 
 function req(over: Partial<TransportRequest> = {}): TransportRequest {
@@ -130,15 +144,7 @@ describe('TimedTransport', () => {
 
   it('reports requests still waiting at the end once as unfinished, and never their late answers', async () => {
     const clock = new ManualClock();
-    const answers: ((r: TransportResponse) => void)[] = [];
-    const fails: ((e: Error) => void)[] = [];
-    const inner: Transport = {
-      request: () =>
-        new Promise<TransportResponse>((resolve, reject) => {
-          answers.push(resolve);
-          fails.push(reject);
-        }),
-    };
+    const { inner, answers, fails } = heldTransport();
     const obs = collector();
     const t = new TimedTransport(inner, clock, [obs]);
     const late = t.request(req({ dueAt: 700, endpoint: 'config' }));
@@ -168,15 +174,7 @@ describe('TimedTransport', () => {
 
   it('keeps the requests in flight in the order they were sent, whichever are answered first', async () => {
     const clock = new ManualClock();
-    const answers: ((r: TransportResponse) => void)[] = [];
-    const fails: ((e: Error) => void)[] = [];
-    const inner: Transport = {
-      request: () =>
-        new Promise<TransportResponse>((resolve, reject) => {
-          answers.push(resolve);
-          fails.push(reject);
-        }),
-    };
+    const { inner, answers, fails } = heldTransport();
     const obs = collector();
     const t = new TimedTransport(inner, clock, [obs]);
     const sent = [100, 200, 300, 400, 500, 600].map((dueAt) => t.request(req({ dueAt })).catch((e: Error) => e));
