@@ -19,8 +19,16 @@ export interface ProtoTimestamp {
 
 /** Clock ms → google.protobuf.Timestamp. */
 export function toTimestamp(ms: Millis): ProtoTimestamp {
+  const ts: ProtoTimestamp = { seconds: 0, nanos: 0 };
+  setTimestamp(ts, ms);
+  return ts;
+}
+
+/** toTimestamp into an existing Timestamp (a reused one: log generation's scratch entry). */
+export function setTimestamp(ts: ProtoTimestamp, ms: Millis): void {
   const seconds = Math.floor(ms / 1000);
-  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
+  ts.seconds = seconds;
+  ts.nanos = Math.round((ms - seconds * 1000) * 1e6);
 }
 
 /** A duration as a Timestamp whose seconds are the duration (EVE's "1970" uptime quirk, §7.2). */

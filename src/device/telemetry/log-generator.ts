@@ -7,7 +7,7 @@
 // Writing newlogs gzip files is src/protocol/newlogs.ts's job; this file only produces entries.
 
 import type { logs } from '../../gen/eve-types.js';
-import { toTimestamp, type ProtoTimestamp } from './info-builders.js';
+import { setTimestamp, toTimestamp, type ProtoTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
 
 /** A log entry as EVE's newlogd produces it. Fields EVE leaves empty are absent. */
@@ -193,12 +193,6 @@ const scratchContext: TemplateContext = { rng: undefined as unknown as Rng, now:
 let scratchTimes = new Float64Array(256);
 /** iid texts of the pids pidOf gives (900 + 0..2999), made once per thread. */
 const IID_TEXT: string[] = new Array<string>(3000).fill('');
-
-function setTimestamp(ts: ProtoTimestamp, ms: Millis): void {
-  const seconds = Math.floor(ms / 1000);
-  ts.seconds = seconds;
-  ts.nanos = Math.round((ms - seconds * 1000) * 1e6);
-}
 
 /** A kept copy of a visited entry, with only the fields it has (as the entries were built before). */
 export function copyLogEntry(e: DeviceLogEntry): DeviceLogEntry {
