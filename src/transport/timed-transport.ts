@@ -84,11 +84,12 @@ export class TimedTransport implements Transport {
     try {
       res = await this.inner.request(req);
     } catch (err) {
-      if (!p.settled) this.unlink(p);
       // Anything but a TransportError breaks the Transport contract (a bug): reported as
       // 'internal', then rethrown unchanged.
-      const code = err instanceof TransportError ? err.code : 'internal';
-      if (!p.settled) this.report(req, p.sentAt, 0, code, undefined);
+      if (!p.settled) {
+        this.unlink(p);
+        this.report(req, p.sentAt, 0, err instanceof TransportError ? err.code : 'internal', undefined);
+      }
       throw err;
     }
     if (!p.settled) {

@@ -289,17 +289,7 @@ export class LogUploader {
     if (this.deviceFrom !== undefined && now > this.deviceFrom && due(this.deviceFiles, this.deviceFrom)) {
       const from = this.deviceFrom;
       this.deviceFrom = now;
-      if (rate > 0) {
-        const gen = host.generator;
-        const rng = host.opts.rng;
-        if (host.opts.behaviour.logFormat === 'legacy') {
-          const entries = gen.deviceEntries(from, now, rate, rng);
-          if (entries.length > 0) this.addFiles(this.packLegacy(entries, now, undefined), now, undefined);
-        } else {
-          scratchLines.reset();
-          if (gen.visitDeviceEntries(from, now, rate, rng, addScratchLine) > 0) this.addFiles(this.packNewlogs(now, undefined), now, undefined);
-        }
-      }
+      if (rate > 0) this.closeLines(undefined, from, now, rate);
     }
     for (const app of host.runningLogApps()) {
       if (due(this.appFiles, Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince))) this.collectApp(app, now);
@@ -311,15 +301,27 @@ export class LogUploader {
     const from = Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince);
     this.appFrom.set(app.uuid, now);
     if (now <= from || app.linesPerSec <= 0) return;
+    this.closeLines(app, from, now, app.linesPerSec);
+  }
+
+  /**
+   * Generates the device's (app undefined) or an app's lines for (from, now] and keeps them as
+   * files: newlogs lines go straight from the generator into scratchLines, legacy bundles are built
+   * from entry arrays.
+   */
+  private closeLines(app: LogApp | undefined, from: Millis, now: Millis, linesPerSec: number): void {
     const gen = this.host.generator;
     const rng = this.host.opts.rng;
     if (this.host.opts.behaviour.logFormat === 'legacy') {
-      const entries = gen.appEntries(app, from, now, app.linesPerSec, rng);
+      const entries = app ? gen.appEntries(app, from, now, linesPerSec, rng) : gen.deviceEntries(from, now, linesPerSec, rng);
       if (entries.length > 0) this.addFiles(this.packLegacy(entries, now, app), now, app);
-    } else {
-      scratchLines.reset();
-      if (gen.visitAppEntries(app, from, now, app.linesPerSec, rng, addScratchLine) > 0) this.addFiles(this.packNewlogs(now, app), now, app);
+      return;
     }
+    scratchLines.reset();
+    const lines = app
+      ? gen.visitAppEntries(app, from, now, linesPerSec, rng, addScratchLine)
+      : gen.visitDeviceEntries(from, now, linesPerSec, rng, addScratchLine);
+    if (lines > 0) this.addFiles(this.packNewlogs(now, app), now, app);
   }
 
   /** Keeps packed files as waiting files of their kind. */
