@@ -21,6 +21,7 @@ import {
 } from '../telemetry/info-builders.js';
 import type { InfoQueueKind } from '../telemetry/info-queue.js';
 import type { Millis } from '../ports.js';
+import { sharedRecord, sharedString } from './shared-config-values.js';
 
 const S = info.ZSwState;
 
@@ -68,8 +69,11 @@ export class DeviceConfigState implements AppHost {
     c.host.guard(() => c.stepObjects(dueAt));
   };
 
-  timers: DeviceTimers = { ...DEFAULT_DEVICE_TIMERS };
-  configItemStatus: ConfigItemStatusReport | undefined;
+  // Timers, item status, and the names and hashes kept of objects and apps are
+  // shared-config-values.ts's copies, one per worker thread for every device that was sent the
+  // same: replaced, never edited. UUIDs are each device's own and are not shared.
+  timers: Readonly<DeviceTimers> = DEFAULT_DEVICE_TIMERS;
+  configItemStatus: Readonly<ConfigItemStatusReport> | undefined;
   deviceName = '';
   enterpriseName = '';
   enterpriseId = '';
@@ -122,16 +126,17 @@ export class DeviceConfigState implements AppHost {
     const host = this.host;
     const parsed = parseConfigItems(cfg.configItems ?? []);
     const previousTimers = this.timers;
-    this.timers = parsed.timers;
-    this.configItemStatus = parsed.status;
-    host.onTimersChanged(previousTimers, parsed.timers, now);
+    this.timers = sharedRecord('timers', parsed.timers);
+    this.configItemStatus = sharedRecord('config-item-status', parsed.status);
+    host.onTimersChanged(previousTimers, this.timers, now);
 
+    // The device's own name is its own; the rest is the same for a whole project.
     this.deviceName = cfg.device_name ?? '';
-    this.enterpriseName = cfg.enterprise_name ?? '';
-    this.enterpriseId = cfg.enterprise_id ?? '';
-    this.projectName = cfg.project_name ?? '';
-    this.projectId = cfg.project_id ?? '';
-    this.globalProfile = cfg.global_profile ?? '';
+    this.enterpriseName = sharedString(cfg.enterprise_name ?? '');
+    this.enterpriseId = sharedString(cfg.enterprise_id ?? '');
+    this.projectName = sharedString(cfg.project_name ?? '');
+    this.projectId = sharedString(cfg.project_id ?? '');
+    this.globalProfile = sharedString(cfg.global_profile ?? '');
 
     const certHash = cfg.controllercert_confighash ?? '';
     if (certHash !== this.certConfigHash) {
@@ -249,8 +254,8 @@ export class DeviceConfigState implements AppHost {
       if (uuid === '' || nis.has(uuid)) return;
       nis.add(uuid);
       const next: NetworkInstanceState = {
-        version: n.uuidandversion?.version ?? '',
-        displayName: n.displayname ?? '',
+        version: sharedString(n.uuidandversion?.version ?? ''),
+        displayName: sharedString(n.displayname ?? ''),
         instType: n.instType ?? 0,
         activated: n.activate ?? false,
         disableFlowlog: n.disable_flowlog ?? false,
@@ -276,10 +281,10 @@ export class DeviceConfigState implements AppHost {
       const generation = c.generation_count ?? 0;
       if (prev && prev.generation === generation && prev.displayName === (c.displayName ?? '')) continue;
       this.contentTrees.set(uuid, {
-        displayName: c.displayName ?? '',
+        displayName: sharedString(c.displayName ?? ''),
         generation,
         sizeBytes: c.maxSizeBytes ?? 0,
-        sha256: c.sha256 ?? '',
+        sha256: sharedString(c.sha256 ?? ''),
         createTime: prev?.createTime ?? now,
         state: prev && prev.generation === generation ? prev.state : CONTENT_TREE_PATH[0]!,
       });
@@ -296,7 +301,7 @@ export class DeviceConfigState implements AppHost {
       const generation = v.generationCount ?? 0;
       if (prev && prev.generation === generation && prev.displayName === (v.displayName ?? '')) continue;
       this.volumes.set(uuid, {
-        displayName: v.displayName ?? '',
+        displayName: sharedString(v.displayName ?? ''),
         generation,
         sizeBytes: v.maxsizebytes ?? 0,
         sha256: '',
@@ -412,17 +417,24 @@ export class DeviceConfigState implements AppHost {
   }
 }
 
-/** The parts of an AppInstanceConfig the simulation uses. */
+/**
+ * The parts of an AppInstanceConfig the simulation uses. UUIDs are the device's own (a controller
+ * makes app instances, volumes and network instances per device); names, versions and profile
+ * lists are the thread's shared copies.
+ */
 function appView(a: config.AppInstanceConfig): AppConfigView {
+  const profiles = a.profile_list ?? [];
   return {
     uuid: a.uuidandversion?.uuid ?? '',
-    version: a.uuidandversion?.version ?? '',
-    displayName: a.displayname ?? '',
+    version: sharedString(a.uuidandversion?.version ?? ''),
+    displayName: sharedString(a.displayname ?? ''),
     activate: a.activate ?? false,
-    profiles: a.profile_list ?? [],
+    profiles: profiles.length === 0 ? NO_PROFILES : sharedRecord('profiles', profiles),
     restartCounter: a.restart?.counter ?? 0,
     purgeCounter: a.purge?.counter ?? 0,
     volumeRefs: (a.volumeRefList ?? []).map((v) => v.uuid ?? ''),
     networks: (a.interfaces ?? []).map((i) => i.networkId ?? ''),
   };
 }
+
+const NO_PROFILES: readonly string[] = Object.freeze([]);

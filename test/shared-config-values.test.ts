@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { SharedValueTable, sharedRecord } from '../src/device/config/shared-config-values.js';
+import { onboard, rig } from './device-harness.js';
+
+describe('shared config values (one copy per worker thread)', () => {
+  it('a table gives the value first held under a key, and starts again when full', () => {
+    const t = new SharedValueTable<object>(2);
+    const a = t.get('a', () => ({ n: 1 }));
+    expect(t.get('a', () => ({ n: 2 }))).toBe(a);
+    t.get('b', () => ({}));
+    expect(t.size).toBe(2);
+    // Full: the next new key starts the table again; old values stay valid where they are held.
+    const c = t.get('c', () => ({}));
+    expect(t.size).toBe(1);
+    expect(t.get('c', () => ({}))).toBe(c);
+    expect(t.get('a', () => ({ n: 3 }))).toEqual({ n: 3 });
+  });
+
+  it('equal plain data gives one frozen copy, deeply; different data a different one', () => {
+    const x = sharedRecord('test-record', { a: 'name', n: [1, 2], o: { k: { value: 'v' } } });
+    const y = sharedRecord('test-record', { a: 'name', n: [1, 2], o: { k: { value: 'v' } } });
+    expect(y).toBe(x);
+    expect(sharedRecord('test-record', { a: 'name', n: [1, 3], o: { k: { value: 'v' } } })).not.toBe(x);
+    // The same data under another kind is kept apart.
+    expect(sharedRecord('other-record', { a: 'name', n: [1, 2], o: { k: { value: 'v' } } })).not.toBe(x);
+    expect(Object.isFrozen(x)).toBe(true);
+    expect(Object.isFrozen(x.n)).toBe(true);
+    expect(Object.isFrozen(x.o.k)).toBe(true);
+    // A device that tried to edit a shared value would change every device's: it throws instead.
+    expect(() => {
+      (x as { a: string }).a = 'other';
+    }).toThrow(TypeError);
+  });
+
+  it('two devices sent the same configuration hold the same timers, item status and profile list', async () => {
+    const config = {
+      configItems: [
+        { key: 'timer.config.interval', value: '90' },
+        { key: 'not.a.known.key', value: 'x' },
+      ],
+      global_profile: 'field',
+      apps: [
+        {
+          uuidandversion: { uuid: 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61', version: '1' },
+          displayname: 'gateway',
+          activate: true,
+          profile_list: ['field', 'lab'],
+        },
+      ],
+    };
+    const devices = [rig({ seed: 1 }), rig({ seed: 2 })];
+    for (const r of devices) {
+      r.controller.config = structuredClone(config);
+      await onboard(r);
+    }
+    const [a, b] = devices.map((r) => r.device.configState);
+    expect(a!.timers.configIntervalS).toBe(90);
+    expect(b!.timers).toBe(a!.timers);
+    expect(a!.configItemStatus!.unknownConfigItems['not.a.known.key']).toBeDefined();
+    expect(b!.configItemStatus).toBe(a!.configItemStatus);
+    const appA = [...a!.apps.values()][0]!;
+    const appB = [...b!.apps.values()][0]!;
+    expect(appA.config.profiles).toEqual(['field', 'lab']);
+    expect(appB.config.profiles).toBe(appA.config.profiles);
+    // The app itself stays each device's own (its state changes).
+    expect(appB.config).not.toBe(appA.config);
+
+    // A device sent something else gets its own value, and the first keeps what it had.
+    const c = rig({ seed: 3 });
+    c.controller.config = { ...structuredClone(config), configItems: [{ key: 'timer.config.interval', value: '120' }] };
+    await onboard(c);
+    expect(c.device.configState.timers.configIntervalS).toBe(120);
+    expect(a!.timers.configIntervalS).toBe(90);
+  });
+});
