@@ -51,6 +51,29 @@ function randomEntry(rng: SeededRng): NewlogEntry {
 }
 
 describe('NewlogLines', () => {
+  it('escapes " and \\ in otherwise plain text (JSON in a line\'s content) as encodeNewlogLine does, even when every character needs it', () => {
+    const rng = SeededRng.create(22, 0, 'newlog-lines-quotes');
+    const lines = new NewlogLines(64); // small: a string of only quotes needs twice its length
+    const want: string[] = [];
+    const quoted = (maxLen: number, odds: number): string => {
+      let s = '';
+      for (let i = rng.int(maxLen + 1); i > 0; i--) s += rng.int(odds) === 0 ? (rng.int(2) === 0 ? '"' : '\\') : 'abc {}:,.0-9/_'[rng.int(14)]!;
+      return s;
+    };
+    const entries: NewlogEntry[] = [
+      { content: '"'.repeat(300), msgid: 1 },
+      { content: '\\'.repeat(97), source: '"\\', msgid: 2 },
+      { content: '{"file":"/pillar/cmd/zedagent/handleconfig.go:452","level":"info","msg":"parsed \\"config\\""}', msgid: 3 },
+    ];
+    for (let i = 0; i < 2_000; i++) entries.push({ severity: 'info', source: quoted(12, 5), content: quoted(400, i % 3 === 0 ? 1 : 6), filename: quoted(30, 9), msgid: i + 4 });
+    for (const e of entries) {
+      lines.add(e);
+      want.push(encodeNewlogLine(e));
+    }
+    for (let i = 0; i < want.length; i++) if (lines.text(i, i + 1).toString('utf8') !== want[i] + '\n') expect(lines.text(i, i + 1).toString('utf8')).toBe(want[i] + '\n');
+    expect(lines.text().toString('utf8')).toBe(want.join('\n') + '\n');
+  });
+
   it('writes 5,000 random entries byte for byte as encodeNewlogLine + "\\n", growing its buffer as needed', () => {
     const rng = SeededRng.create(21, 0, 'newlog-lines');
     const lines = new NewlogLines(256); // small, so it grows many times
