@@ -1,9 +1,10 @@
-// The devices of a group receive the same configuration, so what each keeps from it (object UUIDs,
-// names, hashes, app views, parsed timers) is equal across thousands of devices of a worker. Decoding
-// gives every device copies of its own; these tables keep one per thread instead, so a device holds
-// references. Only immutable values go in: objects are frozen, and a device replaces a value, never
-// edits it. Each table is bounded; when one fills up it starts again, which costs sharing, never
-// correctness.
+// The devices of a group receive the same configuration, so much of what each keeps from it (parsed
+// timers, the config item status, names, versions, content hashes, profile lists) is equal across
+// thousands of devices of a worker. Decoding gives every device copies of its own; these tables keep
+// one per thread instead, so a device holds references. UUIDs are not put here: a controller makes
+// app instances, volumes and network instances per device. Only immutable values go in: objects are
+// frozen, and a device replaces a value, never edits it. Each table is bounded; when one fills up it
+// starts again, which costs sharing, never correctness.
 
 /** Most entries per table before it starts again. */
 export const SHARED_TABLE_LIMIT = 50_000;
