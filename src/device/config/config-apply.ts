@@ -423,18 +423,15 @@ export class DeviceConfigState implements AppHost {
  * lists are the thread's shared copies.
  */
 function appView(a: config.AppInstanceConfig): AppConfigView {
-  const profiles = a.profile_list ?? [];
   return {
     uuid: a.uuidandversion?.uuid ?? '',
     version: sharedString(a.uuidandversion?.version ?? ''),
     displayName: sharedString(a.displayname ?? ''),
     activate: a.activate ?? false,
-    profiles: profiles.length === 0 ? NO_PROFILES : sharedRecord('profiles', profiles),
+    profiles: sharedRecord('profiles', a.profile_list ?? []),
     restartCounter: a.restart?.counter ?? 0,
     purgeCounter: a.purge?.counter ?? 0,
     volumeRefs: (a.volumeRefList ?? []).map((v) => v.uuid ?? ''),
     networks: (a.interfaces ?? []).map((i) => i.networkId ?? ''),
   };
 }
-
-const NO_PROFILES: readonly string[] = Object.freeze([]);
