@@ -2,7 +2,9 @@
 // devices take to onboard (median, p99, the last one), against `evesim controller --sink` in a child
 // process (its CPU is not the generator's).
 //
-//   npx tsc -p tsconfig.json && node dist/bench/onboarding-storm.js [--devices 4000] [--over 2s] [--workers <cores>] [--verified]
+//   npx tsc -p tsconfig.json && node dist/bench/onboarding-storm.js [--devices 4000] [--over 2s] [--workers <cores>] [--verified] [--tick D]
+//
+// --tick D runs both storms with `evesim run --tick D` (devices' wake-ups on a D grid, served in batches).
 //
 // N devices arrive uniformly within a short window (a group without apps, quiet logs: the storm is
 // certs, ping, register, uuid, attestation and the first config, with the device info and
@@ -49,6 +51,7 @@ const devices = positiveIntArg('devices', 4000);
 const overMs = parseDuration(stringArg('over', '2s'));
 const workers = positiveIntArg('workers', os.availableParallelism());
 const sink = !process.argv.includes('--verified');
+const tickMs = process.argv.includes('--tick') ? parseDuration(stringArg('tick', '0')) : 0;
 const keep = process.argv.includes('--keep');
 const root = mkdtempSync(join(os.tmpdir(), 'evesim-onboarding-storm-'));
 
@@ -71,7 +74,7 @@ try {
       `(${(r.requests / r.devices).toFixed(1)} requests/device, ${((r.cpuMs * 1000) / r.requests).toFixed(0)} µs/request); controller CPU ${(r.controllerCpuMs / r.devices).toFixed(2)} ms/device; ${times}`
     );
   };
-  console.log(`storm (${sink ? 'sink' : 'verifying'} controller, ${workers} workers, uniform arrivals within ${overMs / 1000} s for N, a quarter of that for N/4):`);
+  console.log(`storm (${sink ? 'sink' : 'verifying'} controller, ${workers} workers${tickMs ? `, --tick ${tickMs}ms` : ''}, uniform arrivals within ${overMs / 1000} s for N, a quarter of that for N/4):`);
   console.log(`  baseline ${line(small)}`);
   console.log(`  storm    ${line(big)}`);
   const perEndpoint = Object.entries(big.summary.endpoints)
@@ -156,6 +159,7 @@ async function stormRun(stateDir: string, n: number, windowMs: number): Promise<
       fleetId: FLEET_ID,
       workers,
       startAtMs,
+      ...(tickMs ? { tickMs } : {}),
       quiet: true,
       controller: { url: controller.url, rootCaFile: controller.rootCaFile, onboardCertFile: controller.onboardCertFile, onboardKeyFile: controller.onboardKeyFile, insecure: false },
       controllerAdmin: admin,

@@ -55,6 +55,35 @@ describe('cellular radio model', () => {
     expect(a.moduleInfos(0)[0]!.imei).not.toBe(c.moduleInfos(0)[0]!.imei);
   });
 
+  it('derives a modem identity from the seed each time, the same values whatever was asked before (pinned)', () => {
+    // Devices of a resumed fleet, and of another evesim version, must keep their IMEIs and SIMs.
+    const fresh = (): CellularRadios => new CellularRadios({ seed: 7, deviceIndex: 2, modems: 2, simSlots: 2 });
+    const pinned = {
+      imeis: [
+        ['351003307386325', 'EM7565'],
+        ['351004406204393', 'LM960A18'],
+      ],
+      sims: [
+        ['wwan0-sim1', '89143102740385927470', '310410881524455'],
+        ['wwan0-sim2', '89131922362112651324', '310410679506853'],
+        ['wwan1-sim1', '89182935185943841089', '310410667610244'],
+        ['wwan1-sim2', '89164451067427006060', '310410794073609'],
+      ],
+    };
+    const a = fresh();
+    expect(a.moduleInfos(0).map((m) => [m.imei, m.model])).toEqual(pinned.imeis);
+    expect(a.simCards().map((s) => [s.name, s.iccid, s.imsi])).toEqual(pinned.sims);
+    // After metrics, silence and hours of signal, the identity reads the same.
+    a.cellularMetrics(3_600_000);
+    a.setRadioSilence(true, 3_700_000);
+    a.setRadioSilence(false, 3_800_000);
+    for (let t = 0; t < 10; t++) a.signal(t * 600_000, t % 2);
+    expect(a.moduleInfos(9_000_000).map((m) => [m.imei, m.model])).toEqual(pinned.imeis);
+    expect(a.simCards().map((s) => [s.name, s.iccid, s.imsi])).toEqual(pinned.sims);
+    expect(a.wirelessStatus(0, 1).cellular?.sim_cards).toEqual(['wwan1-sim1', 'wwan1-sim2']);
+    expect(() => a.wirelessStatus(0, 2)).toThrow(/device 2: no modem 2/);
+  });
+
   it('has a signal that drifts within physical ranges and drops now and then', () => {
     const r = new CellularRadios({ seed: 4, deviceIndex: 9, operator: 'vodafone-de', drops: { meanIntervalS: 900, meanDurationS: 60 } });
     const rsrps = new Set<number>();

@@ -4,7 +4,9 @@
 // reports: RadioStatus.cellular_status and cellular_metrics for the LPS (§11.1), ZInfoDevice
 // cell_radios / sims and port wireless_status, and metrics CellularMetric (§11.4).
 //
-// Identity is drawn once from the seed; signal and drops are pure functions of (seed, time); the
+// Identity (IMEI, ICCID, IMSI, module type) is a pure function of the seed, derived again each time
+// an info message needs it (rarely) instead of kept: kept, a modem's strings and objects were 12
+// heap objects and about 650 B a device. Signal and drops are pure functions of (seed, time); the
 // mutable state is the radio-silence flag and packet counters: a few numbers per device.
 
 import { info, type metrics, type profile } from '../../gen/eve-types.js';
@@ -67,15 +69,32 @@ interface Modem {
   module: (typeof CELL_MODULES)[number];
   imei: string;
   sims: { iccid: string; imsi: string; slot: number }[];
-  /** Long-term signal level of this modem's site, RSRP dBm. */
-  baseRsrp: number;
-  /** Traffic rate while connected, bytes/s. */
-  rate: number;
 }
+
+/** Signal drops unless told: about one an hour, lasting about 40 s. */
+const DEFAULT_DROPS = Object.freeze({ meanIntervalS: 3600, meanDurationS: 40 });
+
+/** Plans by the spec object they were made from: the devices of a group share their group's. */
+const plans = new WeakMap<object, OutagePlan>();
+
+function outagePlan(d: { meanIntervalS: number; meanDurationS: number }, deviceIndex: number): OutagePlan {
+  let plan = plans.get(d);
+  if (plan !== undefined) return plan;
+  if (!(d.meanIntervalS > 0) || !(d.meanDurationS >= 0) || d.meanDurationS >= d.meanIntervalS) {
+    throw new Error(`cellular model of device ${deviceIndex}: drops need meanIntervalS > meanDurationS >= 0, got ${d.meanIntervalS} and ${d.meanDurationS}`);
+  }
+  plan = Object.freeze({ meanIntervalMs: d.meanIntervalS * 1000, meanDurationMs: d.meanDurationS * 1000 });
+  plans.set(d, plan);
+  return plan;
+}
+
+/** Default logical labels of modem ports, made once. */
+const WWAN_LABELS = Array.from({ length: 8 }, (_, m) => `wwan${m}`);
 
 export class CellularRadios {
   private readonly seed: number;
-  private readonly modems: Modem[];
+  private readonly modemCountN: number;
+  private readonly simSlots: 1 | 2;
   private readonly home: Operator;
   private readonly serving: Operator;
   private readonly drops: OutagePlan | undefined;
@@ -85,7 +104,12 @@ export class CellularRadios {
   private rxBytes = 0;
   private txBytes = 0;
 
-  constructor(private readonly o: CellularModelOptions) {
+  private readonly deviceIndex: number;
+  private readonly logicalLabels: readonly string[] | undefined;
+
+  constructor(o: CellularModelOptions) {
+    this.deviceIndex = o.deviceIndex;
+    this.logicalLabels = o.logicalLabels;
     this.seed = modelSeed(o.seed, o.deviceIndex, 0xce11);
     const n = o.modems ?? 1;
     if (!Number.isInteger(n) || n < 0 || n > 8) throw new Error(`cellular model of device ${o.deviceIndex}: modems must be an integer 0..8, got ${n}`);
@@ -95,37 +119,46 @@ export class CellularRadios {
     const homeId = o.operator ?? ids[Math.floor(unit(this.seed, 1, 0) * ids.length)]!;
     this.home = operator(homeId, 'operator', o.deviceIndex);
     this.serving = o.roamingOn !== undefined ? operator(o.roamingOn, 'roamingOn', o.deviceIndex) : this.home;
-    if (o.drops !== null) {
-      const d = o.drops ?? { meanIntervalS: 3600, meanDurationS: 40 };
-      if (!(d.meanIntervalS > 0) || !(d.meanDurationS >= 0) || d.meanDurationS >= d.meanIntervalS) {
-        throw new Error(`cellular model of device ${o.deviceIndex}: drops need meanIntervalS > meanDurationS >= 0, got ${d.meanIntervalS} and ${d.meanDurationS}`);
-      }
-      this.drops = { meanIntervalMs: d.meanIntervalS * 1000, meanDurationMs: d.meanDurationS * 1000 };
-    }
-    this.modems = [];
-    for (let m = 0; m < n; m++) {
-      const ch = 100 + m * 16;
-      const module = CELL_MODULES[Math.floor(unit(this.seed, ch, 0) * CELL_MODULES.length)]!;
-      const imeiBody = module.tac + digits(this.seed, ch + 1, 6);
-      const sims = [];
-      for (let s = 1; s <= slots; s++) {
-        const iccidBody = '89' + this.home.cc + digits(this.seed, ch + 2 + s, 17 - this.home.cc.length);
-        const imsiBody = this.home.mcc + this.home.mnc;
-        sims.push({
-          iccid: iccidBody + luhnCheckDigit(iccidBody),
-          imsi: imsiBody + digits(this.seed, ch + 5 + s, 15 - imsiBody.length),
-          slot: s,
-        });
-      }
-      this.modems.push({
-        label: o.logicalLabels?.[m] ?? `wwan${m}`,
-        module,
-        imei: imeiBody + luhnCheckDigit(imeiBody),
-        sims,
-        baseRsrp: -112 + 30 * unit(this.seed, ch + 8, 0),
-        rate: 200 + 3000 * unit(this.seed, ch + 9, 0),
+    if (o.drops !== null) this.drops = outagePlan(o.drops ?? DEFAULT_DROPS, o.deviceIndex);
+    this.modemCountN = n;
+    this.simSlots = slots;
+  }
+
+  /** Logical label of modem m. */
+  private label(m: number): string {
+    return this.logicalLabels?.[m] ?? WWAN_LABELS[m]!;
+  }
+
+  /** Long-term signal level of modem m's site, RSRP dBm. */
+  private baseRsrp(m: number): number {
+    return -112 + 30 * unit(this.seed, 100 + m * 16 + 8, 0);
+  }
+
+  /** Traffic rate of modem m while connected, bytes/s. */
+  private rate(m: number): number {
+    return 200 + 3000 * unit(this.seed, 100 + m * 16 + 9, 0);
+  }
+
+  /** Modem m's identity, derived from the seed (the same every time). */
+  private modem(m: number): Modem {
+    const ch = 100 + m * 16;
+    const module = CELL_MODULES[Math.floor(unit(this.seed, ch, 0) * CELL_MODULES.length)]!;
+    const imeiBody = module.tac + digits(this.seed, ch + 1, 6);
+    const sims = [];
+    for (let s = 1; s <= this.simSlots; s++) {
+      const iccidBody = '89' + this.home.cc + digits(this.seed, ch + 2 + s, 17 - this.home.cc.length);
+      const imsiBody = this.home.mcc + this.home.mnc;
+      sims.push({
+        iccid: iccidBody + luhnCheckDigit(iccidBody),
+        imsi: imsiBody + digits(this.seed, ch + 5 + s, 15 - imsiBody.length),
+        slot: s,
       });
     }
+    return { label: this.label(m), module, imei: imeiBody + luhnCheckDigit(imeiBody), sims };
+  }
+
+  private allModems(): Modem[] {
+    return Array.from({ length: this.modemCountN }, (_, m) => this.modem(m));
   }
 
   /** PLMN as EVE reports it: "MCC-MNC". */
@@ -138,7 +171,7 @@ export class CellularRadios {
   }
 
   get modemCount(): number {
-    return this.modems.length;
+    return this.modemCountN;
   }
 
   /** Radio silence imposed (modems RADIO_OFF) or lifted. */
@@ -159,11 +192,10 @@ export class CellularRadios {
 
   /** Signal of modem i at time t; undefined while radio-off or without signal. */
   signal(t: Millis, i = 0): CellularSignal | undefined {
-    const m = this.modems[i];
-    if (m === undefined || this.linkState(t, i) !== 'connected') return undefined;
+    if (!(i >= 0 && i < this.modemCountN) || this.linkState(t, i) !== 'connected') return undefined;
     const ch = 300 + i * 8;
     // Slow fading over minutes plus fast fluctuation; weaker just before and after a drop.
-    let rsrp = m.baseRsrp + 7 * smooth(this.seed, ch, t, 300_000) + 2 * gauss(this.seed, ch + 1, Math.floor(t / 5000));
+    let rsrp = this.baseRsrp(i) + 7 * smooth(this.seed, ch, t, 300_000) + 2 * gauss(this.seed, ch + 1, Math.floor(t / 5000));
     const toDrop = msToOutage(this.seed, 200 + i, t, this.drops);
     if (toDrop < 30_000) rsrp -= 15 * (1 - toDrop / 30_000);
     rsrp = clamp(Math.round(rsrp), -140, -44);
@@ -176,17 +208,17 @@ export class CellularRadios {
 
   /** ZCellularModuleInfo of every modem (ZInfoDevice.cell_radios, CellularStatus.module). */
   moduleInfos(t: Millis): info.ZCellularModuleInfo[] {
-    return this.modems.map((m, i) => this.moduleInfo(m, i, t));
+    return this.allModems().map((m, i) => this.moduleInfo(m, i, t));
   }
 
   /** ZSimcardInfo of every SIM slot (ZInfoDevice.sims). */
   simCards(): info.ZSimcardInfo[] {
-    return this.modems.flatMap((m) => this.simInfos(m));
+    return this.allModems().flatMap((m) => this.simInfos(m));
   }
 
   /** RadioStatus.cellular_status. */
   cellularStatus(t: Millis): profile.CellularStatus[] {
-    return this.modems.map((m, i) => ({
+    return this.allModems().map((m, i) => ({
       logicallabel: m.label,
       module: this.moduleInfo(m, i, t),
       sim_cards: this.simInfos(m),
@@ -199,13 +231,13 @@ export class CellularRadios {
   /** CellularMetric per modem (RadioStatus.cellular_metrics, ZMetricMsg cellular). */
   cellularMetrics(t: Millis): metrics.CellularMetric[] {
     this.count(t);
-    const n = Math.max(1, this.modems.length);
-    return this.modems.map((m, i) => {
+    const n = Math.max(1, this.modemCountN);
+    return Array.from({ length: this.modemCountN }, (_, i) => {
       const s = this.signal(t, i);
       const rx = Math.floor(this.rxBytes / n);
       const tx = Math.floor(this.txBytes / n);
       return {
-        logicallabel: m.label,
+        logicallabel: this.label(i),
         signal_strength: s === undefined ? {} : { ...s },
         packet_stats: {
           rx: { totalBytes: rx, totalPackets: Math.floor(rx / 900) },
@@ -222,8 +254,8 @@ export class CellularRadios {
 
   /** ZInfoDevicePort.wireless_status of modem i. */
   wirelessStatus(t: Millis, i = 0): info.WirelessStatus {
-    const m = this.modems[i];
-    if (m === undefined) throw new Error(`cellular model of device ${this.o.deviceIndex}: no modem ${i}`);
+    if (!(Number.isInteger(i) && i >= 0 && i < this.modemCountN)) throw new Error(`cellular model of device ${this.deviceIndex}: no modem ${i}`);
+    const m = this.modem(i);
     return {
       type: info.WirelessType.WIRELESS_TYPE_CELLULAR,
       cellular: {
@@ -287,9 +319,9 @@ export class CellularRadios {
     const from = this.countedUntil;
     this.countedUntil = t;
     if (from === undefined || t <= from) return;
-    for (let i = 0; i < this.modems.length; i++) {
+    for (let i = 0; i < this.modemCountN; i++) {
       if (this.linkState(from, i) !== 'connected' || this.linkState(t, i) !== 'connected') continue;
-      const bytes = ((t - from) / 1000) * this.modems[i]!.rate;
+      const bytes = ((t - from) / 1000) * this.rate(i);
       this.rxBytes += Math.round(bytes * 0.8);
       this.txBytes += Math.round(bytes * 0.2);
     }
