@@ -170,10 +170,12 @@ describe('TPM device: certificates, quote and escrow', () => {
     const esc = ofType(r, Req.Z_ATTEST_REQ_TYPE_STORE_KEYS);
     expect(esc).toHaveLength(1);
     expect(Buffer.from(esc[0]!.req.storage_keys!.integrity_token!)).toEqual(Buffer.from(r.controller.token));
-    // The device keeps its own copy of the token, not a view that keeps the whole quote answer alive.
+    // The device keeps its own copy of the token, not a view that keeps the whole quote answer
+    // alive: a view into the thread's counter slab (64 KiB blocks shared by every device).
     const kept = (r.device as unknown as { attestation: { token: Uint8Array } }).attestation.token;
     expect(kept.byteLength).toBe(r.controller.token.byteLength);
-    expect(kept.buffer.byteLength).toBe(kept.byteLength);
+    expect(kept.buffer.byteLength).toBe(64 * 1024);
+    expect(Buffer.from(kept)).toEqual(Buffer.from(r.controller.token));
     const vsk = esc[0]!.req.storage_keys!.keys!;
     expect(vsk.map((k) => k.key_type)).toEqual([attest.AttestVolumeKeyType.ATTEST_VOLUME_KEY_TYPE_VSK]);
     const data = Msg.AttestVolumeKeyData.decode(vsk[0]!.key!);

@@ -33,6 +33,26 @@ describe('counterSlab: small counter arrays as views into shared blocks', () => 
     expect(f.byteOffset).toBe(u.byteOffset);
   });
 
+  it('keeps copies of small byte strings in the blocks, apart from their source, and reuses them', () => {
+    const source = new Uint8Array(200).map((_, i) => i);
+    const hash = source.subarray(10, 42);
+    const a = counterSlab.copyBytes(hash);
+    expect(Array.from(a)).toEqual(Array.from(hash));
+    expect(a.buffer).not.toBe(source.buffer);
+    expect(a.buffer.byteLength).toBe(64 * 1024);
+    source.fill(0); // the copy does not follow its source
+    expect(a[0]).toBe(10);
+    const neighbour = counterSlab.copyBytes(new Uint8Array([9, 9, 9]));
+    counterSlab.give(a);
+    const b = counterSlab.copyBytes(new Uint8Array(30).fill(5)); // 4 units, as a: its range again
+    expect(b.byteOffset).toBe(a.byteOffset);
+    expect(Array.from(b)).toEqual(new Array(30).fill(5));
+    expect(Array.from(neighbour)).toEqual([9, 9, 9]);
+    const empty = counterSlab.copyBytes(new Uint8Array(0));
+    expect(empty.length).toBe(0);
+    counterSlab.give(empty);
+  });
+
   it('gives large arrays a buffer of their own, and does not keep them when given back', () => {
     const big = counterSlab.float64(5000);
     expect(big.buffer.byteLength).toBe(5000 * 8);

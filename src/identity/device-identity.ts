@@ -9,6 +9,7 @@ import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
 import { readCertificates, type CertificatesRegion, type CompactDeviceIdentity } from './identity-batch-file.js';
 import { generateP256Raw, p256Jwk, p256KeyFromRaw, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, type PrivateJwk } from './keys.js';
 import { hardwareSerial, softSerial } from './serials.js';
+import { counterSlab } from '../device/core/counter-slab.js';
 
 /**
  * The identity a virtual device is given (DeviceOptions.identity), created once per device. Key
@@ -240,7 +241,7 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
     this.certs = certs;
     this.ends = ends as unknown as [number, number, number, number];
     this.verbatim = p.verbatim;
-    this.deviceCertHash = new Uint8Array(senderCertHash(p.ders[1]!));
+    this.deviceCertHash = counterSlab.copyBytes(senderCertHash(p.ders[1]!));
     const scalars = Buffer.alloc(96);
     p.scalars.forEach((d, i) => scalars.set(d, 32 * i));
     this.scalars = scalars.toString('latin1');

@@ -1,4 +1,5 @@
 // Devices' small counter arrays (metrics counters, per-app and per-URL counters, request tallies)
+// and the few small byte strings a device keeps (its certificate hash, its integrity token)
 // as views into shared 64 KiB blocks instead of typed arrays of their own. A typed array of its own
 // has its own ArrayBuffer, and V8 keeps a BackingStore and bookkeeping in native memory for each,
 // none of it counted in `external`: 20 doubles cost 741 B of RSS on their own against 217 B as a
@@ -47,8 +48,22 @@ class CounterSlab {
     return new Uint32Array(r.buffer, r.byteOffset, length);
   }
 
+  /**
+   * A copy of `bytes` a device keeps (a hash, a token): a typed array of its own under 64 bytes
+   * lives in V8's heap until something reads its `.buffer`, then it gets an ArrayBuffer and a
+   * native backing store of its own (about 2 per device did, 2026-11-28).
+   */
+  copyBytes(bytes: Uint8Array): Uint8Array {
+    const units = Math.max(1, Math.ceil(bytes.length / 8));
+    if (units > MAX_UNITS) return new Uint8Array(bytes);
+    const r = this.take(units);
+    const out = new Uint8Array(r.buffer, r.byteOffset, bytes.length);
+    out.set(bytes);
+    return out;
+  }
+
   /** Hands a view back for reuse; the caller must not touch it afterwards. Arrays of their own are left to the GC. */
-  give(a: Float64Array | Uint32Array): void {
+  give(a: Float64Array | Uint32Array | Uint8Array): void {
     if (a.byteLength === a.buffer.byteLength) return; // an array of its own (or a whole block: never handed out)
     const units = Math.max(1, Math.ceil(a.byteLength / 8));
     let list = this.free.get(units);

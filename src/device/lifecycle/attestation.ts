@@ -29,6 +29,7 @@ import { SoftTpm } from '../../tpm/soft-tpm.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
 import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
+import { counterSlab } from '../core/counter-slab.js';
 import { ATTEST_CERT_RETRY_MS, ATTEST_RETRY_MS } from '../core/eve-timers.js';
 import type { Millis } from '../ports.js';
 import { VaultKey } from './vault-key.js';
@@ -36,6 +37,7 @@ import { VaultKey } from './vault-key.js';
 const A = info.AttestationState;
 const R = attest.ZAttestResponseCode;
 const KeysCode = attest.AttestStorageKeysResponseCode;
+const EMPTY_TOKEN = new Uint8Array(0);
 
 /** tpmmgr refuses nonces outside this range (then the quote is empty). */
 export const TPM_NONCE_MIN = 12;
@@ -171,12 +173,18 @@ export class Attestation {
     return true;
   }
 
+  /** Gives the token's bytes back for reuse (read synchronously where it is used, never kept). */
+  private dropToken(): void {
+    if (this.token !== undefined) counterSlab.give(this.token);
+    this.token = undefined;
+  }
+
   /** The device reboots or stops: the token and all progress are gone. */
   reset(): void {
     this.timer = disarmed(this.timer);
     this.certTimer = disarmed(this.certTimer);
     this.state = A.ATTESTATION_STATE_UNSPECIFIED;
-    this.token = undefined;
+    this.dropToken();
     this.nonce = undefined;
     this.quoteReq = undefined;
     this.quotesSent = 0;
@@ -374,8 +382,10 @@ export class Attestation {
     switch (quoteResp.response ?? R.Z_ATTEST_RESPONSE_CODE_INVALID) {
       case R.Z_ATTEST_RESPONSE_CODE_SUCCESS:
         // EVE keeps the token even if empty (with a warning).
-        // A copy: the decoded field is a view of the whole answer, which the token would keep alive.
-        this.token = quoteResp.integrity_token ? new Uint8Array(quoteResp.integrity_token) : new Uint8Array(0);
+        // A copy (in the thread's slab, core/counter-slab.ts): the decoded field is a view of the
+        // whole answer, which the token would keep alive.
+        this.dropToken();
+        this.token = counterSlab.copyBytes(quoteResp.integrity_token ?? EMPTY_TOKEN);
         if (this.token.length === 0) this.host.finding('attest', 'conformance', 'quote SUCCESS without an integrity_token');
         this.checkReturnedKeys(quoteResp.keys ?? []);
         this.lastError = undefined;
