@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { config } from '../src/gen/eve-types.js';
 import { SharedValueTable, sharedRecord } from '../src/device/config/shared-config-values.js';
 import { onboard, rig } from './device-harness.js';
 
@@ -71,5 +72,38 @@ describe('shared config values (one copy per worker thread)', () => {
     await onboard(c);
     expect(c.device.configState.timers.configIntervalS).toBe(120);
     expect(a!.timers.configIntervalS).toBe(90);
+  });
+
+  it("an app's volume and network references read the same through reapplies, missing ones included", async () => {
+    const VOL = '6f1d2c3b-0000-4000-8000-000000000001';
+    const NI = '6f1d2c3b-0000-4000-8000-0000000000a1';
+    const MISSING = '6f1d2c3b-0000-4000-8000-00000000dead';
+    const app = (version: string): config.AppInstanceConfig => ({
+      uuidandversion: { uuid: 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61', version },
+      displayname: 'gateway',
+      activate: true,
+      volumeRefList: [{ uuid: VOL }, { uuid: MISSING }],
+      interfaces: [{ networkId: NI }],
+    });
+    const cfg = (version: string): config.EdgeDevConfig => ({
+      volumes: [{ uuid: VOL, displayName: 'data', generationCount: 1 }],
+      networkInstances: [{ uuidandversion: { uuid: NI, version: '1' }, displayname: 'local', activate: true }],
+      apps: [app(version)],
+    });
+    const r = rig({ seed: 4 });
+    r.controller.config = cfg('1');
+    await onboard(r);
+    const state = r.device.configState;
+    const first = [...state.apps.values()][0]!;
+    expect(first.config.volumeRefs).toEqual([VOL, MISSING]);
+    expect(first.config.networks).toEqual([NI]);
+    r.device.applyConfig(cfg('2'), r.time.now());
+    const again = [...state.apps.values()];
+    expect(again).toHaveLength(1);
+    expect(again[0]).toBe(first); // the same app, updated
+    expect(first.config.version).toBe('2');
+    expect(first.config.uuid).toBe('a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61');
+    expect(first.config.volumeRefs).toEqual([VOL, MISSING]);
+    expect(first.config.networks).toEqual([NI]);
   });
 });

@@ -219,10 +219,12 @@ export class DeviceConfigState implements AppHost {
   private applyApps(apps: readonly config.AppInstanceConfig[], now: Millis): void {
     const seen = new Set<string>();
     for (const a of apps) {
-      const view = appView(a);
+      const view = appView(a, this.volumes, this.networkInstances);
       if (view.uuid === '' || seen.has(view.uuid)) continue;
       seen.add(view.uuid);
       const existing = this.apps.get(view.uuid);
+      // The UUID text the device already holds (as the map's key), not a second copy of it.
+      if (existing) view.uuid = existing.config.uuid;
       if (existing) {
         const renamed = existing.config.displayName !== view.displayName || existing.config.version !== view.version;
         existing.update(view, this.wantRunning(view), now);
@@ -422,7 +424,12 @@ export class DeviceConfigState implements AppHost {
  * makes app instances, volumes and network instances per device); names, versions and profile
  * lists are the thread's shared copies.
  */
-function appView(a: config.AppInstanceConfig): AppConfigView {
+/**
+ * A configuration's app as the device keeps it. Volume and network instance UUIDs are the texts the
+ * device's volume and network instance maps already hold as keys (applied just before the apps),
+ * not copies of their own: each is another 56-byte string per reference and device.
+ */
+function appView(a: config.AppInstanceConfig, volumes: ReadonlyMap<string, unknown>, networkInstances: ReadonlyMap<string, unknown>): AppConfigView {
   return {
     uuid: a.uuidandversion?.uuid ?? '',
     version: sharedString(a.uuidandversion?.version ?? ''),
@@ -431,7 +438,13 @@ function appView(a: config.AppInstanceConfig): AppConfigView {
     profiles: sharedRecord('profiles', a.profile_list ?? []),
     restartCounter: a.restart?.counter ?? 0,
     purgeCounter: a.purge?.counter ?? 0,
-    volumeRefs: (a.volumeRefList ?? []).map((v) => v.uuid ?? ''),
-    networks: (a.interfaces ?? []).map((i) => i.networkId ?? ''),
+    volumeRefs: (a.volumeRefList ?? []).map((v) => keyText(volumes, v.uuid ?? '')),
+    networks: (a.interfaces ?? []).map((i) => keyText(networkInstances, i.networkId ?? '')),
   };
+}
+
+/** The key of `map` equal to `text` (the string object it holds), or `text` itself. A device has a handful of keys. */
+function keyText(map: ReadonlyMap<string, unknown>, text: string): string {
+  for (const k of map.keys()) if (k === text) return k;
+  return text;
 }
