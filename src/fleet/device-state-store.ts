@@ -8,7 +8,7 @@
 // commands). They wait up to WRITE_DELAY_MS (or until WRITE_BATCH devices wait) and go to lmdb in
 // one event-loop turn, so one transaction: a SIGKILL loses at most that last tenth of a second. A
 // transaction per put (lmdb's own batching is per turn, and an onboarding storm's UUIDs arrive one
-// or two a turn) cost about 280 µs of CPU per put against about 30 µs batched here
+// or two a turn) cost about 230 µs of CPU per put against about 40 µs batched here
 // (bench/device-state-writes.ts). lmdb's `commitDelay` with `eventTurnBatching: false` batched
 // too in a small bench but cost the workers of an onboarding storm more CPU, not less.
 // A run that ends normally forgets its devices'

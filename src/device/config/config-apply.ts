@@ -422,12 +422,9 @@ export class DeviceConfigState implements AppHost {
 /**
  * The parts of an AppInstanceConfig the simulation uses. UUIDs are the device's own (a controller
  * makes app instances, volumes and network instances per device); names, versions and profile
- * lists are the thread's shared copies.
- */
-/**
- * A configuration's app as the device keeps it. Volume and network instance UUIDs are the texts the
+ * lists are the thread's shared copies. Volume and network instance UUIDs are the strings the
  * device's volume and network instance maps already hold as keys (applied just before the apps),
- * not copies of their own: each is another 56-byte string per reference and device.
+ * not copies of their own: each copy was another 56-byte string per reference and device.
  */
 function appView(a: config.AppInstanceConfig, volumes: ReadonlyMap<string, unknown>, networkInstances: ReadonlyMap<string, unknown>): AppConfigView {
   return {

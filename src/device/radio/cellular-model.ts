@@ -93,7 +93,7 @@ const WWAN_LABELS = Array.from({ length: 8 }, (_, m) => `wwan${m}`);
 
 export class CellularRadios {
   private readonly seed: number;
-  private readonly modemCountN: number;
+  private readonly nModems: number;
   private readonly simSlots: 1 | 2;
   private readonly home: Operator;
   private readonly serving: Operator;
@@ -120,7 +120,7 @@ export class CellularRadios {
     this.home = operator(homeId, 'operator', o.deviceIndex);
     this.serving = o.roamingOn !== undefined ? operator(o.roamingOn, 'roamingOn', o.deviceIndex) : this.home;
     if (o.drops !== null) this.drops = outagePlan(o.drops ?? DEFAULT_DROPS, o.deviceIndex);
-    this.modemCountN = n;
+    this.nModems = n;
     this.simSlots = slots;
   }
 
@@ -158,7 +158,7 @@ export class CellularRadios {
   }
 
   private allModems(): Modem[] {
-    return Array.from({ length: this.modemCountN }, (_, m) => this.modem(m));
+    return Array.from({ length: this.nModems }, (_, m) => this.modem(m));
   }
 
   /** PLMN as EVE reports it: "MCC-MNC". */
@@ -171,7 +171,7 @@ export class CellularRadios {
   }
 
   get modemCount(): number {
-    return this.modemCountN;
+    return this.nModems;
   }
 
   /** Radio silence imposed (modems RADIO_OFF) or lifted. */
@@ -192,7 +192,7 @@ export class CellularRadios {
 
   /** Signal of modem i at time t; undefined while radio-off or without signal. */
   signal(t: Millis, i = 0): CellularSignal | undefined {
-    if (!(i >= 0 && i < this.modemCountN) || this.linkState(t, i) !== 'connected') return undefined;
+    if (!(i >= 0 && i < this.nModems) || this.linkState(t, i) !== 'connected') return undefined;
     const ch = 300 + i * 8;
     // Slow fading over minutes plus fast fluctuation; weaker just before and after a drop.
     let rsrp = this.baseRsrp(i) + 7 * smooth(this.seed, ch, t, 300_000) + 2 * gauss(this.seed, ch + 1, Math.floor(t / 5000));
@@ -231,8 +231,8 @@ export class CellularRadios {
   /** CellularMetric per modem (RadioStatus.cellular_metrics, ZMetricMsg cellular). */
   cellularMetrics(t: Millis): metrics.CellularMetric[] {
     this.count(t);
-    const n = Math.max(1, this.modemCountN);
-    return Array.from({ length: this.modemCountN }, (_, i) => {
+    const n = Math.max(1, this.nModems);
+    return Array.from({ length: this.nModems }, (_, i) => {
       const s = this.signal(t, i);
       const rx = Math.floor(this.rxBytes / n);
       const tx = Math.floor(this.txBytes / n);
@@ -254,7 +254,7 @@ export class CellularRadios {
 
   /** ZInfoDevicePort.wireless_status of modem i. */
   wirelessStatus(t: Millis, i = 0): info.WirelessStatus {
-    if (!(Number.isInteger(i) && i >= 0 && i < this.modemCountN)) throw new Error(`cellular model of device ${this.deviceIndex}: no modem ${i}`);
+    if (!(Number.isInteger(i) && i >= 0 && i < this.nModems)) throw new Error(`cellular model of device ${this.deviceIndex}: no modem ${i}`);
     const m = this.modem(i);
     return {
       type: info.WirelessType.WIRELESS_TYPE_CELLULAR,
@@ -319,7 +319,7 @@ export class CellularRadios {
     const from = this.countedUntil;
     this.countedUntil = t;
     if (from === undefined || t <= from) return;
-    for (let i = 0; i < this.modemCountN; i++) {
+    for (let i = 0; i < this.nModems; i++) {
       if (this.linkState(from, i) !== 'connected' || this.linkState(t, i) !== 'connected') continue;
       const bytes = ((t - from) / 1000) * this.rate(i);
       this.rxBytes += Math.round(bytes * 0.8);
