@@ -121,7 +121,7 @@ describe('device certificate exactly as EVE makes it (§2.4)', () => {
     expect(own.sort()).toEqual(['certs', 'certsOnDisk', 'deviceCertHash', 'deviceKeyObject', 'deviceKeyRaw', 'ends', 'index', 'scalars', 'serial', 'softSerial'].sort());
     expect((dev as unknown as { deviceKeyObject?: object }).deviceKeyObject).toBe(dev.deviceKey);
     expect((dev as unknown as { verbatim?: object }).verbatim).toBeUndefined(); // every PEM is in Go's layout
-    // The hash is a view into the thread's counter slab, not an ArrayBuffer of its own (a native backing store each).
+    // The hash is a view into a 64 KiB block of the thread's certificate hashes, not an ArrayBuffer of its own (a native backing store each).
     expect(dev.deviceCertHash.byteLength).toBe(32);
     expect(dev.deviceCertHash.buffer.byteLength).toBe(64 * 1024);
     // PEM texts come back byte for byte as the state file holds them.

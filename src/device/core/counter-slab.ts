@@ -1,5 +1,5 @@
 // Devices' small counter arrays (metrics counters, per-app and per-URL counters, request tallies)
-// and the few small byte strings a device keeps (its certificate hash, its integrity token)
+// and the small byte strings a device keeps (its integrity token)
 // as views into shared 64 KiB blocks instead of typed arrays of their own. A typed array of its own
 // has its own ArrayBuffer, and V8 keeps a BackingStore and bookkeeping in native memory for each,
 // none of it counted in `external`: 20 doubles cost 741 B of RSS on their own against 217 B as a
