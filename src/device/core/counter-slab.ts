@@ -49,9 +49,10 @@ class CounterSlab {
   }
 
   /**
-   * A copy of `bytes` a device keeps (a hash, a token): a typed array of its own under 64 bytes
+   * A copy of `bytes` a device keeps (its integrity token): a typed array of its own under 64 bytes
    * lives in V8's heap until something reads its `.buffer`, then it gets an ArrayBuffer and a
-   * native backing store of its own (about 2 per device did, 2026-11-28).
+   * native backing store of its own (2026-11-28; the certificate hash, which did too, has blocks
+   * of its own in identity/device-identity.ts, below this layer).
    */
   copyBytes(bytes: Uint8Array): Uint8Array {
     const units = Math.max(1, Math.ceil(bytes.length / 8));

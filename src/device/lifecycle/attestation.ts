@@ -431,7 +431,7 @@ export class Attestation {
   /** Step 4 (TPM only): STORE_KEYS with the integrity token and the wrapped volume key. */
   private async sendEscrow(dueAt: Millis): Promise<void> {
     const gen = this.host.generation;
-    const storage_keys: attest.AttestStorageKeys = { integrity_token: this.token ?? new Uint8Array(0), keys: this.vault!.escrowKeys() };
+    const storage_keys: attest.AttestStorageKeys = { integrity_token: this.token ?? EMPTY_TOKEN, keys: this.vault!.escrowKeys() };
     const req = Msg.ZAttestReq.encode({ reqType: attest.ZAttestReqType.Z_ATTEST_REQ_TYPE_STORE_KEYS, storage_keys });
     const resp = await this.exchange(req, dueAt, 'STORE_KEYS');
     if (gen !== this.host.generation) return;
