@@ -9,6 +9,7 @@ import { issueOnboardingCertificate, type FleetCa } from './fleet-ca.js';
 import { readCertificates, type CertificatesRegion, type CompactDeviceIdentity } from './identity-batch-file.js';
 import { generateP256Raw, p256Jwk, p256KeyFromRaw, p256PrivateKeyFromScalar, p256PrivateScalar, privateKeyFromJwk, type PrivateJwk } from './keys.js';
 import { hardwareSerial, softSerial } from './serials.js';
+import { smallArraySlab } from '../memory/small-array-slab.js';
 
 /**
  * The identity a virtual device is given (DeviceOptions.identity), created once per device. Key
@@ -186,25 +187,6 @@ interface RecordParts {
   scalars: readonly Uint8Array[];
 }
 
-// Certificate hashes of the thread's identities, 32 bytes each, back to back in 64 KiB blocks: a
-// small typed array of its own gets an ArrayBuffer and a native backing store once anything reads
-// its .buffer (about one per device did). Identities live for the run, so nothing is handed back.
-const HASH_BLOCK = 64 * 1024;
-let hashBlock = new Uint8Array(0);
-let hashAt = 0;
-
-function keptCertHash(hash: Uint8Array): Uint8Array {
-  if (hash.length !== 32) return new Uint8Array(hash);
-  if (hashAt + 32 > hashBlock.length) {
-    hashBlock = new Uint8Array(HASH_BLOCK);
-    hashAt = 0;
-  }
-  const out = hashBlock.subarray(hashAt, hashAt + 32);
-  out.set(hash);
-  hashAt += 32;
-  return out;
-}
-
 /** The four certificates of a device, in the order they sit in DeviceIdentityRecord.certs. */
 const CERTS = ['onboard', 'device', 'attest', 'ecdh'] as const;
 
@@ -259,7 +241,8 @@ class DeviceIdentityRecord implements DeviceIdentityMaterial {
     this.certs = certs;
     this.ends = ends as unknown as [number, number, number, number];
     this.verbatim = p.verbatim;
-    this.deviceCertHash = keptCertHash(senderCertHash(p.ders[1]!));
+    // In the thread's slab: an array of its own would get a native backing store (memory/small-array-slab.ts).
+    this.deviceCertHash = smallArraySlab.copyBytes(senderCertHash(p.ders[1]!));
     const scalars = Buffer.alloc(96);
     p.scalars.forEach((d, i) => scalars.set(d, 32 * i));
     this.scalars = scalars.toString('latin1');

@@ -29,7 +29,7 @@ import { SoftTpm } from '../../tpm/soft-tpm.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
 import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
 import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
-import { counterSlab } from '../core/counter-slab.js';
+import { smallArraySlab } from '../../memory/small-array-slab.js';
 import { ATTEST_CERT_RETRY_MS, ATTEST_RETRY_MS } from '../core/eve-timers.js';
 import type { Millis } from '../ports.js';
 import { VaultKey } from './vault-key.js';
@@ -175,7 +175,7 @@ export class Attestation {
 
   /** Gives the token's bytes back for reuse (read synchronously where it is used, never kept). */
   private dropToken(): void {
-    if (this.token !== undefined) counterSlab.give(this.token);
+    if (this.token !== undefined) smallArraySlab.give(this.token);
     this.token = undefined;
   }
 
@@ -382,10 +382,10 @@ export class Attestation {
     switch (quoteResp.response ?? R.Z_ATTEST_RESPONSE_CODE_INVALID) {
       case R.Z_ATTEST_RESPONSE_CODE_SUCCESS:
         // EVE keeps the token even if empty (with a warning).
-        // A copy (in the thread's slab, core/counter-slab.ts): the decoded field is a view of the
+        // A copy (in the thread's slab, memory/small-array-slab.ts): the decoded field is a view of the
         // whole answer, which the token would keep alive.
         this.dropToken();
-        this.token = counterSlab.copyBytes(quoteResp.integrity_token ?? EMPTY_TOKEN);
+        this.token = smallArraySlab.copyBytes(quoteResp.integrity_token ?? EMPTY_TOKEN);
         if (this.token.length === 0) this.host.finding('attest', 'conformance', 'quote SUCCESS without an integrity_token');
         this.checkReturnedKeys(quoteResp.keys ?? []);
         this.lastError = undefined;

@@ -2,7 +2,7 @@
 // deliver. Counters live in one small typed array per device (no per-endpoint objects) and are
 // expanded into plain objects only when someone asks.
 
-import { counterSlab } from '../core/counter-slab.js';
+import { smallArraySlab } from '../../memory/small-array-slab.js';
 import { ENDPOINT_KEYS, type EndpointKey } from '../../protocol/endpoints.js';
 import type { ReliableBacklog, ReliableKind } from '../core/reliable-backlog.js';
 
@@ -48,8 +48,8 @@ export interface DeviceStatsSnapshot {
 
 export class DeviceStats {
   // 32 bits are plenty for one device's requests to one endpoint in a run, at half the memory.
-  // A view into the thread's counter slab (core/counter-slab.ts), not an array of its own.
-  private readonly counts = counterSlab.uint32(ENDPOINT_KEYS.length * SLOT_COUNT);
+  // A view into the thread's small-array slab (memory/small-array-slab.ts), not an array of its own.
+  private readonly counts = smallArraySlab.uint32(ENDPOINT_KEYS.length * SLOT_COUNT);
   undeliveredInfo = 0;
   undeliveredLogs = 0;
   undeliveredLogEntries = 0;

@@ -9,7 +9,7 @@ import type { metrics } from '../../gen/eve-types.js';
 import type { ApiVersion } from '../../protocol/api-version.js';
 import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import { v1Path } from '../../protocol/v1-endpoints.js';
-import { counterSlab } from '../core/counter-slab.js';
+import { smallArraySlab } from '../../memory/small-array-slab.js';
 import { flatString } from '../core/flat-string.js';
 import { durationAsTimestamp, managementPorts, toTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
@@ -146,8 +146,8 @@ const EVE_BASE_MEM_MB = 1100;
 const PERSIST_SHARE = 0.92;
 
 export class DeviceCounters {
-  // Views into the thread's counter slab (core/counter-slab.ts), not arrays of their own.
-  private c = counterSlab.float64(D.size);
+  // Views into the thread's small-array slab (memory/small-array-slab.ts), not arrays of their own.
+  private c = smallArraySlab.float64(D.size);
   private apps: Map<string, Float64Array> | undefined;
   /**
    * Per-URL counters (zedcloud urlMetrics), a slot per endpoint (and app, for app logs) in
@@ -207,7 +207,7 @@ export class DeviceCounters {
     this.apps ??= new Map();
     let a = this.apps.get(app.uuid);
     if (!a) {
-      a = counterSlab.float64(A.size);
+      a = smallArraySlab.float64(A.size);
       a[A.lastAt] = app.bootTime ?? now;
       a[A.cpuLoad] = rng.range(0.01, 0.3);
       a[A.txRate] = rng.range(200, 30_000);
@@ -235,11 +235,11 @@ export class DeviceCounters {
    * across a reboot); if something did, it would write into a private array, not a reused view.
    */
   retire(): void {
-    counterSlab.give(this.c);
+    smallArraySlab.give(this.c);
     this.c = new Float64Array(D.size);
-    if (this.apps) for (const a of this.apps.values()) counterSlab.give(a);
+    if (this.apps) for (const a of this.apps.values()) smallArraySlab.give(a);
     this.apps = undefined;
-    if (this.urlCounts) counterSlab.give(this.urlCounts);
+    if (this.urlCounts) smallArraySlab.give(this.urlCounts);
     this.urlCounts = undefined;
     this.urlEndpoints = undefined;
     this.urlApps = undefined;
@@ -250,7 +250,7 @@ export class DeviceCounters {
     const a = this.apps?.get(uuid);
     if (a === undefined) return;
     this.apps!.delete(uuid);
-    counterSlab.give(a);
+    smallArraySlab.give(a);
   }
 
   /** Records one controller request (success or failure), like EVE's AgentMetrics. */
@@ -365,10 +365,10 @@ export class DeviceCounters {
       // Room for the dozen URLs a device uses, doubled if it needs more: grown a slot at a time, a
       // fleet whose devices all onboard together would leave a trail of outgrown views of every
       // size in the slab that no device asks for again.
-      const grown = counterSlab.float64(Math.max(need, this.urlCounts ? 2 * this.urlCounts.length : URL_SLOTS_FIRST * U.size));
+      const grown = smallArraySlab.float64(Math.max(need, this.urlCounts ? 2 * this.urlCounts.length : URL_SLOTS_FIRST * U.size));
       if (this.urlCounts) {
         grown.set(this.urlCounts);
-        counterSlab.give(this.urlCounts);
+        smallArraySlab.give(this.urlCounts);
       }
       this.urlCounts = grown;
     }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { counterSlab } from '../src/device/core/counter-slab.js';
+import { smallArraySlab } from '../src/memory/small-array-slab.js';
 import { DeviceCounters } from '../src/device/telemetry/metrics-builder.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 
-describe('counterSlab: small counter arrays as views into shared blocks', () => {
+describe('smallArraySlab: small counter arrays as views into shared blocks', () => {
   it('hands out zeroed views that share blocks but never overlap', () => {
-    const views = Array.from({ length: 3000 }, (_, i) => (i % 2 === 0 ? counterSlab.float64(1 + (i % 60)) : counterSlab.uint32(1 + (i % 91))));
+    const views = Array.from({ length: 3000 }, (_, i) => (i % 2 === 0 ? smallArraySlab.float64(1 + (i % 60)) : smallArraySlab.uint32(1 + (i % 91))));
     views.forEach((v, i) => {
       expect(Array.from(v).every((x) => x === 0)).toBe(true);
       v.fill(i + 1);
@@ -17,47 +17,47 @@ describe('counterSlab: small counter arrays as views into shared blocks', () => 
   });
 
   it('reuses a given-back view for the same size, zeroed, and leaves other sizes alone', () => {
-    const a = counterSlab.float64(54);
+    const a = smallArraySlab.float64(54);
     a.fill(7);
-    const other = counterSlab.float64(11);
+    const other = smallArraySlab.float64(11);
     other.fill(3);
-    counterSlab.give(a);
-    const b = counterSlab.float64(54);
+    smallArraySlab.give(a);
+    const b = smallArraySlab.float64(54);
     expect(b.buffer).toBe(a.buffer);
     expect(b.byteOffset).toBe(a.byteOffset);
     expect(Array.from(b).every((x) => x === 0)).toBe(true);
     expect(Array.from(other).every((x) => x === 3)).toBe(true);
-    const u = counterSlab.uint32(5); // 3 units
-    counterSlab.give(u);
-    const f = counterSlab.float64(3); // 3 units: the same range
+    const u = smallArraySlab.uint32(5); // 3 units
+    smallArraySlab.give(u);
+    const f = smallArraySlab.float64(3); // 3 units: the same range
     expect(f.byteOffset).toBe(u.byteOffset);
   });
 
   it('keeps copies of small byte strings in the blocks, apart from their source, and reuses them', () => {
     const source = new Uint8Array(200).map((_, i) => i);
     const hash = source.subarray(10, 42);
-    const a = counterSlab.copyBytes(hash);
+    const a = smallArraySlab.copyBytes(hash);
     expect(Array.from(a)).toEqual(Array.from(hash));
     expect(a.buffer).not.toBe(source.buffer);
     expect(a.buffer.byteLength).toBe(64 * 1024);
     source.fill(0); // the copy does not follow its source
     expect(a[0]).toBe(10);
-    const neighbour = counterSlab.copyBytes(new Uint8Array([9, 9, 9]));
-    counterSlab.give(a);
-    const b = counterSlab.copyBytes(new Uint8Array(30).fill(5)); // 4 units, as a: its range again
+    const neighbour = smallArraySlab.copyBytes(new Uint8Array([9, 9, 9]));
+    smallArraySlab.give(a);
+    const b = smallArraySlab.copyBytes(new Uint8Array(30).fill(5)); // 4 units, as a: its range again
     expect(b.byteOffset).toBe(a.byteOffset);
     expect(Array.from(b)).toEqual(new Array(30).fill(5));
     expect(Array.from(neighbour)).toEqual([9, 9, 9]);
-    const empty = counterSlab.copyBytes(new Uint8Array(0));
+    const empty = smallArraySlab.copyBytes(new Uint8Array(0));
     expect(empty.length).toBe(0);
-    counterSlab.give(empty);
+    smallArraySlab.give(empty);
   });
 
   it('gives large arrays a buffer of their own, and does not keep them when given back', () => {
-    const big = counterSlab.float64(5000);
+    const big = smallArraySlab.float64(5000);
     expect(big.buffer.byteLength).toBe(5000 * 8);
-    counterSlab.give(big);
-    expect(counterSlab.float64(5000)).not.toBe(big);
+    smallArraySlab.give(big);
+    expect(smallArraySlab.float64(5000)).not.toBe(big);
   });
 });
 

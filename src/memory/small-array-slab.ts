@@ -1,19 +1,20 @@
-// Devices' small counter arrays (metrics counters, per-app and per-URL counters, request tallies)
-// and the small byte strings a device keeps (its integrity token)
-// as views into shared 64 KiB blocks instead of typed arrays of their own. A typed array of its own
-// has its own ArrayBuffer, and V8 keeps a BackingStore and bookkeeping in native memory for each,
-// none of it counted in `external`: 20 doubles cost 741 B of RSS on their own against 217 B as a
-// view into a larger buffer (Node 20, 100,000 arrays). A device holds four to six such arrays.
+// Small typed arrays a thread keeps for thousands of devices (metrics counters, per-app and per-URL
+// counters, request tallies, a device's integrity token and certificate hash) as views into shared
+// 64 KiB blocks instead of arrays of their own. A typed array of its own has its own ArrayBuffer
+// (under 64 bytes, as soon as anything reads its .buffer), and V8 keeps a BackingStore and
+// bookkeeping in native memory for each, none of it counted in `external`: 20 doubles cost 741 B of
+// RSS on their own against 217 B as a view into a larger buffer (Node 20, 100,000 arrays).
 //
-// Views freed with give() are handed out again for the same size; the rest of a block stays in
-// use until every view into it is gone. Module state is per thread, so each fleet worker has its own.
+// The lowest layer (src/memory) so that identity and device code share one allocator. Views freed
+// with give() are handed out again for the same size; the rest of a block stays in use until every
+// view into it is gone. Module state is per thread, so each fleet worker has its own.
 
 /** Storage is handed out in 8-byte units (one double, or two 32-bit counters). */
 const BLOCK_UNITS = 8192;
 /** Bigger requests get an array of their own: the saving is per array, not per byte. */
 const MAX_UNITS = 1024;
 
-class CounterSlab {
+class SmallArraySlab {
   private block = new ArrayBuffer(BLOCK_UNITS * 8);
   private used = 0;
   /** Freed ranges by size in units: [buffer, byteOffset] pairs. */
@@ -48,12 +49,7 @@ class CounterSlab {
     return new Uint32Array(r.buffer, r.byteOffset, length);
   }
 
-  /**
-   * A copy of `bytes` a device keeps (its integrity token): a typed array of its own under 64 bytes
-   * lives in V8's heap until something reads its `.buffer`, then it gets an ArrayBuffer and a
-   * native backing store of its own (2026-11-28; the certificate hash, which did too, has blocks
-   * of its own in identity/device-identity.ts, below this layer).
-   */
+  /** A copy of `bytes` kept for long (a token, a hash): a view, so no backing store of its own. */
   copyBytes(bytes: Uint8Array): Uint8Array {
     const units = Math.max(1, Math.ceil(bytes.length / 8));
     if (units > MAX_UNITS) return new Uint8Array(bytes);
@@ -74,4 +70,4 @@ class CounterSlab {
 }
 
 /** This thread's slab. */
-export const counterSlab = new CounterSlab();
+export const smallArraySlab = new SmallArraySlab();
