@@ -22,6 +22,7 @@ import {
 import type { InfoQueueKind } from '../telemetry/info-queue.js';
 import type { Millis } from '../ports.js';
 import { sharedRecord, sharedString } from './shared-config-values.js';
+import { SmallMap } from '../../memory/small-map.js';
 
 const S = info.ZSwState;
 
@@ -90,10 +91,11 @@ export class DeviceConfigState implements AppHost {
   /** In memory: lost at reboot. */
   controllerEpoch: number | undefined;
   certConfigHash = '';
-  readonly apps = new Map<string, AppInstance>();
-  readonly networkInstances = new Map<string, NetworkInstanceState>();
-  readonly volumes = new Map<string, StoredObjectState>();
-  readonly contentTrees = new Map<string, StoredObjectState>();
+  // SmallMaps (memory/small-map.ts): a device keeps a handful of each, and a Map costs 184 B even then.
+  readonly apps = new SmallMap<string, AppInstance>();
+  readonly networkInstances = new SmallMap<string, NetworkInstanceState>();
+  readonly volumes = new SmallMap<string, StoredObjectState>();
+  readonly contentTrees = new SmallMap<string, StoredObjectState>();
   /** The next step of volumes and content trees being made, only while one is due (core/device-timer.ts). */
   private objectTimer: DeviceTimer | undefined;
 
@@ -316,7 +318,7 @@ export class DeviceConfigState implements AppHost {
     this.armObjects(now);
   }
 
-  private removeMissing<V>(map: Map<string, V>, keep: Set<string>, kind: 'network-instance' | 'volume' | 'content-tree', now: Millis): void {
+  private removeMissing<V>(map: SmallMap<string, V>, keep: Set<string>, kind: 'network-instance' | 'volume' | 'content-tree', now: Millis): void {
     for (const uuid of [...map.keys()]) {
       if (keep.has(uuid)) continue;
       map.delete(uuid);
@@ -325,7 +327,7 @@ export class DeviceConfigState implements AppHost {
   }
 
   private armObjects(now: Millis): void {
-    const pending = (m: Map<string, StoredObjectState>, path: readonly info.ZSwState[]) => {
+    const pending = (m: SmallMap<string, StoredObjectState>, path: readonly info.ZSwState[]) => {
       for (const o of m.values()) if (nextSwState(path, o.state) !== undefined) return true;
       return false;
     };

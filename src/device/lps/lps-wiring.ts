@@ -41,6 +41,7 @@ import {
 } from './lps-agent.js';
 import type { DeviceLpsPorts } from './lps-ports.js';
 import type { Millis, Rng } from '../ports.js';
+import { SmallMap } from '../../memory/small-map.js';
 
 /** The radio and GNSS parts of a device's behaviour (DeviceBehaviour.cellular / .gnss). */
 export interface DeviceRadioBehaviour {
@@ -89,7 +90,7 @@ export class DeviceLps implements LpsDeviceView, LpsAgentHost, DevicePowerHost {
   private agentObj: LpsAgent | undefined;
   private commandsObj: LocalDeviceCommands | undefined;
   private readonly ports: DeviceLpsPorts;
-  private readonly appOps = new Map<string, AppOp>();
+  private readonly appOps = new SmallMap<string, AppOp>();
   /** zedmanager picks up a bumped local counter at its next step. */
   private readonly pickupTimer: DeviceTimer;
   private readonly locationTimer: DeviceTimer;

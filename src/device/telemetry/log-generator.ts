@@ -9,6 +9,7 @@
 import type { logs } from '../../gen/eve-types.js';
 import { setTimestamp, toTimestamp, type ProtoTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
+import { SmallMap } from '../../memory/small-map.js';
 
 /** A log entry as EVE's newlogd produces it. Fields EVE leaves empty are absent. */
 export interface DeviceLogEntry {
@@ -216,7 +217,7 @@ class AppStream {
 export class LogGenerator {
   private deviceMsgid = 0;
   private deviceCarry = 0;
-  private apps: Map<string, AppStream> | undefined;
+  private apps: SmallMap<string, AppStream> | undefined;
 
   constructor(
     private readonly deviceIndex: number,
@@ -270,7 +271,7 @@ export class LogGenerator {
 
   /** appEntries, one scratch entry at a time (LogEntryVisitor); returns how many. */
   visitAppEntries(app: AppLogSource, from: Millis, to: Millis, linesPerSec: number, rng: Rng, visit: LogEntryVisitor): number {
-    this.apps ??= new Map();
+    this.apps ??= new SmallMap();
     let s = this.apps.get(app.uuid);
     if (!s) {
       s = new AppStream();

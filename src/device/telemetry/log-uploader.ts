@@ -36,6 +36,7 @@ import type { Millis } from '../ports.js';
 import { exactBytes } from '../../protocol/exact-bytes.js';
 import { LOG_MEMORY_BUDGET_BYTES, type SpillRef } from './log-spill-port.js';
 import { logQuota, logQuotaOfBytes, overQuota, underQuota, type LogQuota } from './log-quota.js';
+import { SmallMap } from '../../memory/small-map.js';
 
 /** One per thread: the lines of the file being packed (packing is synchronous, so devices share it). */
 const scratchLines = new NewlogLines();
@@ -100,7 +101,7 @@ export class LogUploader {
   /** Start of the device lines not yet collected; undefined until start() (nothing was written before). */
   private deviceFrom: Millis | undefined;
   /** Per running app: lines generated up to here. */
-  private appFrom = new Map<string, Millis>();
+  private appFrom = new SmallMap<string, Millis>();
   private schedule: LogUploadSchedule | undefined;
   private readonly timer: DeviceTimer;
   /** End-of-run drain (core/graceful-drain.ts): no new lines; the backlog goes on EVE's shortest cadence. */

@@ -13,6 +13,7 @@ import { smallArraySlab } from '../../memory/small-array-slab.js';
 import { flatString } from '../core/flat-string.js';
 import { durationAsTimestamp, managementPorts, toTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
+import { SmallMap } from '../../memory/small-map.js';
 
 const MB = 1024 * 1024;
 
@@ -148,7 +149,7 @@ const PERSIST_SHARE = 0.92;
 export class DeviceCounters {
   // Views into the thread's small-array slab (memory/small-array-slab.ts), not arrays of their own.
   private c = smallArraySlab.float64(D.size);
-  private apps: Map<string, Float64Array> | undefined;
+  private apps: SmallMap<string, Float64Array> | undefined;
   /**
    * Per-URL counters (zedcloud urlMetrics), a slot per endpoint (and app, for app logs) in
    * first-use order: slot i counts urlEndpoints[i] of app urlApps[i], in urlCounts from i × U.size.
@@ -204,7 +205,7 @@ export class DeviceCounters {
   }
 
   private advanceApp(app: MetricsAppInput, now: Millis, rng: Rng): void {
-    this.apps ??= new Map();
+    this.apps ??= new SmallMap();
     let a = this.apps.get(app.uuid);
     if (!a) {
       a = smallArraySlab.float64(A.size);
