@@ -7,10 +7,12 @@
 // DeviceIdentityRecord.certs), so a change to one field shows as a change to one line.
 //
 //   EVESIM_HEAP_SNAPSHOT=/tmp/snap node --expose-gc dist/bench/steady-state.js --devices 2000 --duration 4m
-//   node --max-old-space-size=8000 dist/bench/heap-breakdown.js /tmp/snap/worker-0.heapsnapshot [--devices 1000] [--top 40] [--by-owner]
+//   node --max-old-space-size=8000 dist/bench/heap-breakdown.js /tmp/snap/worker-0.heapsnapshot [--devices 1000] [--top 40] [--by-owner] [--owner Class.field]
+//
+// --owner Class.field (one line of --by-owner) breaks that owner's bytes down by kind of object.
 
 import { readFileSync } from 'node:fs';
-import { positiveIntArg } from './bench-args.js';
+import { positiveIntArg, stringArg } from './bench-args.js';
 
 interface Snapshot {
   snapshot: {
@@ -24,7 +26,7 @@ interface Snapshot {
 
 const file = process.argv[2];
 if (!file || file.startsWith('--')) {
-  console.error('usage: heap-breakdown FILE.heapsnapshot [--devices N] [--top K] [--by-owner]');
+  console.error('usage: heap-breakdown FILE.heapsnapshot [--devices N] [--top K] [--by-owner] [--owner Class.field]');
   process.exit(2);
 }
 const snap = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
@@ -45,20 +47,23 @@ for (let i = 0; i < snap.nodes.length; i += stride) {
   const name = snap.strings[snap.nodes[i + nameAt]!]!;
   const size = snap.nodes[i + sizeAt]!;
   total += size;
-  let key: string;
-  if (type === 'string' || type === 'concatenated string' || type === 'sliced string') {
-    // Strings by their opening, so PEM text, base64 and JSON show up as what they are.
-    key = `${type}: ${name.slice(0, 28).replace(/\s+/g, ' ')}${name.length > 28 ? '…' : ''} (len ${lenBucket(name.length)})`;
-  } else if (type === 'object' || type === 'closure' || type === 'native') {
-    key = `${type}: ${name}`;
-  } else {
-    key = `${type}: ${name.length > 40 ? name.slice(0, 40) + '…' : name}`;
-  }
+  const key = kindOf(i);
   const g = groups.get(key) ?? { count: 0, bytes: 0 };
   g.count++;
   g.bytes += size;
   groups.set(key, g);
   if (devicesGiven === 0 && type === 'object' && name === 'VirtualDevice') devices++;
+}
+
+/** What a node is: its type and constructor name (strings by their opening, so PEM text, base64 and JSON show up as what they are). */
+function kindOf(i: number): string {
+  const type = types[snap.nodes[i + typeAt]!]!;
+  const name = snap.strings[snap.nodes[i + nameAt]!]!;
+  if (type === 'string' || type === 'concatenated string' || type === 'sliced string') {
+    return `${type}: ${name.slice(0, 28).replace(/\s+/g, ' ')}${name.length > 28 ? '…' : ''} (len ${lenBucket(name.length)})`;
+  }
+  if (type === 'object' || type === 'closure' || type === 'native') return `${type}: ${name}`;
+  return `${type}: ${name.length > 40 ? name.slice(0, 40) + '…' : name}`;
 }
 
 function lenBucket(n: number): string {
@@ -69,9 +74,10 @@ function lenBucket(n: number): string {
 }
 
 const top = positiveIntArg('top', 50);
+const ownerFilter = process.argv.includes('--owner') ? stringArg('owner', '') : undefined;
 const per = Math.max(1, devices);
 console.log(`${file}: ${(total / 2 ** 20).toFixed(1)} MiB live, ${devices} devices, ${(total / per / 1024).toFixed(2)} KiB per device`);
-const rows = process.argv.includes('--by-owner') ? byOwner() : groups;
+const rows = process.argv.includes('--by-owner') || ownerFilter !== undefined ? byOwner() : groups;
 console.log(`bytes/device  objects/device  ${process.argv.includes('--by-owner') ? 'held by (nearest class instance.field; "(self)": the instance itself)' : 'kind'}`);
 for (const [key, g] of [...rows].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top)) {
   console.log(`${(g.bytes / per).toFixed(0).padStart(12)}  ${(g.count / per).toFixed(2).padStart(14)}  ${key}`);
@@ -121,6 +127,11 @@ function byOwner(): Map<string, { count: number; bytes: number }> {
       for (let step = 0; step < 8 && retainer[at]! >= 0 && !isClass(retainer[at]!); step++) at = retainer[at]!;
       const owner = retainer[at]!;
       key = owner >= 0 && isClass(owner) ? `${snap.strings[snap.nodes[owner * stride + nameAt]!]}.${via[at]}` : '(no class instance within 8 steps: code, shapes, module state)';
+    }
+    if (ownerFilter !== undefined) {
+      // --owner: what that owner's bytes are, by kind of object.
+      if (key !== ownerFilter) continue;
+      key = kindOf(i * stride);
     }
     const g = out.get(key) ?? { count: 0, bytes: 0 };
     g.count++;

@@ -10,9 +10,20 @@ import { onboard, rig } from './device-harness.js';
 describe('device disk state', () => {
   it('is written once the device has a UUID and brings it back as after a power failure', async () => {
     const saved: DeviceDiskState[] = [];
-    const first = rig({ options: { onDiskStateChange: (s) => saved.push(s) } });
+    // Both callbacks name the device, so a worker can hand one function to all of its devices.
+    const indices = new Set<number>();
+    const first = rig({
+      options: {
+        onDiskStateChange: (s, index) => {
+          saved.push(s);
+          indices.add(index);
+        },
+        onStateChange: (_from, _to, index) => indices.add(index),
+      },
+    });
     await onboard(first);
     expect(saved.length).toBeGreaterThan(0);
+    expect([...indices]).toEqual([first.device.opts.index]);
     const last = saved.at(-1)!;
     expect(diskStateProblem(last)).toBeUndefined();
     expect(last.uuid).toBe(first.controller.deviceUuid);

@@ -81,7 +81,7 @@ class FakeDevice implements FleetDevice {
   start(): void {
     FakeDevice.log.push({ index: this.o.index, event: 'start', at: this.o.clock.now() });
     this.running = true;
-    this.o.onStateChange?.('idle', 'fetching-certs');
+    this.o.onStateChange?.('idle', 'fetching-certs', this.o.index);
     this.tick(this.o.clock.now());
   }
   private tick(dueAt: number): void {
@@ -89,7 +89,7 @@ class FakeDevice implements FleetDevice {
     this.o.transport
       .request({ endpoint: 'config', method: 'POST', path: '/c', headers: {}, dueAt, deviceIndex: this.o.index })
       .then((res) => {
-        if (res.status === 200 && this.running) this.o.onStateChange?.('fetching-certs', 'onboarded');
+        if (res.status === 200 && this.running) this.o.onStateChange?.('fetching-certs', 'onboarded', this.o.index);
         if (this.o.index === 2) this.o.onFinding?.({ deviceIndex: 2, endpoint: 'config', kind: 'bad-signature', detail: 'test' });
       })
       .catch(() => {});

@@ -172,7 +172,7 @@ export class VirtualDevice {
     const state = this.diskState();
     if (!state) return;
     try {
-      cb(state);
+      cb(state, this.opts.index);
     } catch {
       this.tally.internalErrors++;
     }
@@ -362,7 +362,7 @@ export class VirtualDevice {
     const cb = this.opts.onStateChange;
     if (!cb) return;
     try {
-      cb(from, to);
+      cb(from, to, this.opts.index);
     } catch {
       this.tally.internalErrors++;
     }

@@ -13,6 +13,7 @@ import { createPrivateKey } from 'node:crypto';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { join } from 'node:path';
 import type { DeviceFinding, DeviceLifecycle, DeviceOptions, DeviceTpm } from '../device/device-options.js';
+import type { DeviceDiskState } from '../device/lifecycle/device-disk-state.js';
 import { deviceTpmRole } from '../scenario/attestation/tpm-plan.js';
 import { DeviceHealth } from './device-health.js';
 import { DeviceStateStore } from './device-state-store.js';
@@ -571,12 +572,12 @@ export class ShardRunner {
       scheduler: this.scheduler,
       transport,
       rng: SeededRng.create(this.task.scenario.seed, index, 'device'),
-      onStateChange: (from, to) => this.onStateChange(local, from, to),
+      onStateChange: this.deviceStateChanged,
       onFinding: this.onFinding,
       ...(this.tpms[local] ? { tpm: this.tpms[local] } : {}),
       lps: this.lpsFleet.portsFor(index),
       ...(resume ? { resume } : {}),
-      ...(disk ? { onDiskStateChange: (state) => disk.put(index, state) } : {}),
+      ...(disk ? { onDiskStateChange: this.deviceDiskStateChanged } : {}),
       ...(this.logSpill ? { logSpill: this.logSpill } : {}),
       ...(this.task.logMemoryBytes !== undefined ? { logMemoryBytes: this.task.logMemoryBytes } : {}),
       backlog: this.reliable,
@@ -599,6 +600,11 @@ export class ShardRunner {
     const serial = this.identities[(f.deviceIndex - this.task.shard.firstIndex) / this.task.shard.stride]?.serial;
     this.recorder.onFinding(serial !== undefined && f.serial === undefined ? { ...f, serial } : f);
   };
+
+  // One function for every device of the shard (the device passes its index), not a closure each.
+  private readonly deviceStateChanged = (from: DeviceLifecycle, to: DeviceLifecycle, index: number): void =>
+    this.onStateChange((index - this.task.shard.firstIndex) / this.task.shard.stride, from, to);
+  private readonly deviceDiskStateChanged = (state: DeviceDiskState, index: number): void => this.diskStates?.put(index, state);
 
   private onStateChange(local: number, from: DeviceLifecycle, to: DeviceLifecycle): void {
     this.recorder.onStateChange(from, to);
