@@ -152,12 +152,13 @@ export class DeviceCounters {
   private apps: SmallMap<string, Float64Array> | undefined;
   /**
    * Per-URL counters (zedcloud urlMetrics), a slot per endpoint (and app, for app logs) in
-   * first-use order: slot i counts urlEndpoints[i] of app urlApps[i], in urlCounts from i × U.size.
+   * first-use order: slot i counts endpoint urlKeys[2i] of app urlKeys[2i + 1], in urlCounts from
+   * i × U.size. urlKeys is one array of exactly its length, replaced when a slot is added (about ten
+   * times in a device's life): two arrays grown by push kept room for 40 entries each.
    * The URL text is made only when metrics are built: kept per device, a Map keyed by the request
    * paths (each holding the device UUID) cost 1.6 KiB a device.
    */
-  private urlEndpoints: EndpointKey[] | undefined;
-  private urlApps: Array<string | undefined> | undefined;
+  private urlKeys: ReadonlyArray<EndpointKey | string | undefined> | undefined;
   private urlCounts: Float64Array | undefined;
 
   /** Picks this device's activity levels (once) and starts counting at `bootTime`. */
@@ -242,8 +243,7 @@ export class DeviceCounters {
     this.apps = undefined;
     if (this.urlCounts) smallArraySlab.give(this.urlCounts);
     this.urlCounts = undefined;
-    this.urlEndpoints = undefined;
-    this.urlApps = undefined;
+    this.urlKeys = undefined;
   }
 
   /** Forgets a deleted app. */
@@ -345,9 +345,9 @@ export class DeviceCounters {
   }
 
   private findUrlSlot(endpoint: EndpointKey, appUuid: string | undefined): number {
-    const eps = this.urlEndpoints;
-    if (eps === undefined) return -1;
-    for (let i = 0; i < eps.length; i++) if (eps[i] === endpoint && this.urlApps![i] === appUuid) return i;
+    const keys = this.urlKeys;
+    if (keys === undefined) return -1;
+    for (let i = 0; i < keys.length; i += 2) if (keys[i] === endpoint && keys[i + 1] === appUuid) return i >> 1;
     return -1;
   }
 
@@ -355,12 +355,14 @@ export class DeviceCounters {
   private urlSlot(endpoint: EndpointKey, appUuid: string | undefined): number {
     const found = this.findUrlSlot(endpoint, appUuid);
     if (found >= 0) return found;
-    const eps = (this.urlEndpoints ??= []);
-    const apps = (this.urlApps ??= []);
-    const slot = eps.length;
-    eps.push(endpoint);
+    const keys = this.urlKeys ?? [];
+    const slot = keys.length >> 1;
+    const grownKeys = new Array<EndpointKey | string | undefined>(keys.length + 2);
+    for (let i = 0; i < keys.length; i++) grownKeys[i] = keys[i];
+    grownKeys[keys.length] = endpoint;
     // A flat copy: a UUID cut out of a request path would keep the whole path alive.
-    apps.push(appUuid === undefined ? undefined : flatString(appUuid));
+    grownKeys[keys.length + 1] = appUuid === undefined ? undefined : flatString(appUuid);
+    this.urlKeys = grownKeys;
     const need = (slot + 1) * U.size;
     if (!this.urlCounts || this.urlCounts.length < need) {
       // Room for the dozen URLs a device uses, doubled if it needs more: grown a slot at a time, a
@@ -459,13 +461,14 @@ export class DeviceCounters {
     };
     if (c[D.zcLastFailure]) z.lastFailure = toTimestamp(c[D.zcLastFailure]!);
     if (c[D.zcLastSuccess]) z.lastSuccess = toTimestamp(c[D.zcLastSuccess]!);
-    const eps = this.urlEndpoints;
-    if (eps !== undefined && eps.length > 0) {
+    const keys = this.urlKeys;
+    if (keys !== undefined && keys.length > 0) {
       const a = this.urlCounts!;
-      z.urlMetrics = eps.map((endpoint, slot) => {
+      z.urlMetrics = [];
+      for (let slot = 0; slot < keys.length >> 1; slot++) {
         const o = slot * U.size;
-        return {
-          url: urlOf(m, endpoint, this.urlApps![slot]),
+        z.urlMetrics.push({
+          url: urlOf(m, keys[2 * slot] as EndpointKey, keys[2 * slot + 1]),
           tryMsgCount: a[o + U.tryMsg],
           tryByteCount: a[o + U.tryB],
           sentMsgCount: a[o + U.sentMsg],
@@ -474,8 +477,8 @@ export class DeviceCounters {
           recvByteCount: a[o + U.recvB],
           total_time_spent: a[o + U.timeMs],
           sess_resume_count: a[o + U.resume],
-        };
-      });
+        });
+      }
     }
     return z;
   }
