@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { arrivalOffsetsMs, planShards, shardIndex } from '../src/fleet/arrival-schedule.js';
+import { arrivalOffsetsMs, planShards, shardIndex, shardLocal } from '../src/fleet/arrival-schedule.js';
 import { FleetLayout } from '../src/fleet/fleet-layout.js';
 import { ShardRunner, serverOf, type FleetDevice } from '../src/fleet/shard-runner.js';
 import type { DeviceOptions } from '../src/device/device-options.js';
@@ -55,7 +55,11 @@ describe('arrival schedule and shards', () => {
       const shards = planShards(total, workers);
       expect(shards.length).toBe(Math.min(workers, Math.max(1, total)));
       const seen = new Set<number>();
-      for (const s of shards) for (let k = 0; k < s.count; k++) seen.add(shardIndex(s, k));
+      for (const s of shards)
+        for (let k = 0; k < s.count; k++) {
+          seen.add(shardIndex(s, k));
+          expect(shardLocal(s, shardIndex(s, k))).toBe(k);
+        }
       expect(seen.size).toBe(total);
       expect(Math.max(-1, ...seen)).toBe(total - 1);
     }

@@ -70,3 +70,8 @@ export function planShards(total: number, workers: number, shard: FleetShard = W
 export function shardIndex(shard: ShardSpec, local: number): number {
   return shard.firstIndex + local * shard.stride;
 }
+
+/** The inverse of shardIndex: the shard's local number of fleet device `index` (one of the shard's). */
+export function shardLocal(shard: ShardSpec, index: number): number {
+  return (index - shard.firstIndex) / shard.stride;
+}

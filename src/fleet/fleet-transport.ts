@@ -10,6 +10,7 @@ import { ControllerTransport } from '../transport/controller-transport.js';
 import { PerDeviceTransport, type PerDeviceTransportStats } from '../transport/mtls-transport.js';
 import type { FleetLayout } from './fleet-layout.js';
 import type { ShardTask } from './worker-protocol.js';
+import { shardLocal } from './arrival-schedule.js';
 
 type Route = 'shared' | 'v2-per-device' | 'v1';
 
@@ -43,7 +44,7 @@ export class FleetTransport implements Transport {
       this.v1 = new PerDeviceTransport({
         baseUrl: target.v1Url ?? target.url,
         ...common,
-        identityOf: (index) => identities[(index - shard.firstIndex) / shard.stride],
+        identityOf: (index) => identities[shardLocal(shard, index)],
       });
     }
   }

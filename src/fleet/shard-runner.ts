@@ -30,7 +30,7 @@ import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
 import { InFlightGate, MAX_IN_FLIGHT_DEFAULT, MAX_IN_FLIGHT_PER_DEVICE_DEFAULT } from '../transport/in-flight-gate.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../transport/controller-transport.js';
-import { arrivalOffsetsMs, shardIndex } from './arrival-schedule.js';
+import { arrivalOffsetsMs, shardIndex, shardLocal } from './arrival-schedule.js';
 import { DeltaSender } from './delta-sender.js';
 import { actionTouchesDevice, groupOfAction, isDeviceSide } from './device-timeline.js';
 import { emptyLifecycleCounts, type FleetDelta } from './fleet-delta.js';
@@ -597,13 +597,13 @@ export class ShardRunner {
 
   /** The recorder keeps the first findings of each kind as examples, named by serial too. */
   private readonly onFinding = (f: DeviceFinding): void => {
-    const serial = this.identities[(f.deviceIndex - this.task.shard.firstIndex) / this.task.shard.stride]?.serial;
+    const serial = this.identities[shardLocal(this.task.shard, f.deviceIndex)]?.serial;
     this.recorder.onFinding(serial !== undefined && f.serial === undefined ? { ...f, serial } : f);
   };
 
   // One function for every device of the shard (the device passes its index), not a closure each.
   private readonly deviceStateChanged = (from: DeviceLifecycle, to: DeviceLifecycle, index: number): void =>
-    this.onStateChange((index - this.task.shard.firstIndex) / this.task.shard.stride, from, to);
+    this.onStateChange(shardLocal(this.task.shard, index), from, to);
   private readonly deviceDiskStateChanged = (state: DeviceDiskState, index: number): void => this.diskStates?.put(index, state);
 
   private onStateChange(local: number, from: DeviceLifecycle, to: DeviceLifecycle): void {
