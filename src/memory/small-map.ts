@@ -9,6 +9,8 @@
 // goes over the entries as they were when it started (a Map would also visit entries added during
 // the iteration); a value set for an existing key is seen at once.
 
+import { withPairAppended } from './exact-array.js';
+
 /** Entries kept in the flat array; one more and the entries move to a Map. */
 const SMALL_LIMIT = 16;
 const EMPTY: readonly unknown[] = Object.freeze([]);
@@ -56,11 +58,7 @@ export class SmallMap<K, V> implements ReadonlyMap<K, V> {
       this.kv = map.set(key, value);
       return this;
     }
-    const next = new Array<unknown>(kv.length + 2);
-    for (let j = 0; j < kv.length; j++) next[j] = kv[j];
-    next[kv.length] = key;
-    next[kv.length + 1] = value;
-    this.kv = next;
+    this.kv = withPairAppended<unknown>(kv, key, value);
     return this;
   }
 

@@ -11,6 +11,7 @@ import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import { v1Path } from '../../protocol/v1-endpoints.js';
 import { smallArraySlab } from '../../memory/small-array-slab.js';
 import { flatString } from '../core/flat-string.js';
+import { withPairAppended } from '../../memory/exact-array.js';
 import { durationAsTimestamp, managementPorts, toTimestamp } from './info-builders.js';
 import type { Millis, Rng } from '../ports.js';
 import { SmallMap } from '../../memory/small-map.js';
@@ -357,12 +358,8 @@ export class DeviceCounters {
     if (found >= 0) return found;
     const keys = this.urlKeys ?? [];
     const slot = keys.length >> 1;
-    const grownKeys = new Array<EndpointKey | string | undefined>(keys.length + 2);
-    for (let i = 0; i < keys.length; i++) grownKeys[i] = keys[i];
-    grownKeys[keys.length] = endpoint;
     // A flat copy: a UUID cut out of a request path would keep the whole path alive.
-    grownKeys[keys.length + 1] = appUuid === undefined ? undefined : flatString(appUuid);
-    this.urlKeys = grownKeys;
+    this.urlKeys = withPairAppended(keys, endpoint, appUuid === undefined ? undefined : flatString(appUuid));
     const need = (slot + 1) * U.size;
     if (!this.urlCounts || this.urlCounts.length < need) {
       // Room for the dozen URLs a device uses, doubled if it needs more: grown a slot at a time, a
