@@ -2,6 +2,7 @@
 // overall latency percentiles from the merged HDR histograms, counts by status and by transport
 // error, devices, undelivered messages, findings and the generator's own health.
 
+import { processAllocator } from '../memory/process-allocator.js';
 import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
 import type { DrainSummary, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
@@ -53,7 +54,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     target: i.target,
     startedAt: new Date(i.startedAtMs).toISOString(),
     durationMs: Math.round(i.durationMs),
-    machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version },
+    machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, allocator: processAllocator() },
     devices: {
       total: i.totalDevices,
       onboarded: agg.onboardedEver(),

@@ -19,7 +19,7 @@ export function renderReport(s: RunSummary): string {
   const out: string[] = [];
   out.push(`evesim: ${s.scenario} (${s.scenarioFile}), seed ${s.seed}, target ${s.target}`);
   out.push(
-    `started ${s.startedAt}, ran ${(s.durationMs / 1000).toFixed(1)} s on ${s.machine.cpus} × ${s.machine.cpuModel}, node ${s.machine.node}`,
+    `started ${s.startedAt}, ran ${(s.durationMs / 1000).toFixed(1)} s on ${s.machine.cpus} × ${s.machine.cpuModel}, node ${s.machine.node}${s.machine.allocator ? `, ${s.machine.allocator} malloc` : ''}`,
   );
   out.push('');
   out.push(...endpointTable(s));

@@ -4,6 +4,7 @@
 
 import { writeFileSync } from 'node:fs';
 import type { DeviceLifecycle } from '../device/device-options.js';
+import type { ProcessAllocator } from '../memory/process-allocator.js';
 import type { EndpointStats } from './endpoint-stats.js';
 import { emptyEndpointStats } from './endpoint-stats.js';
 
@@ -103,7 +104,8 @@ export interface RunSummary {
   startedAt: string;
   /** Measured run time, ms. */
   durationMs: number;
-  machine: { cpus: number; cpuModel: string; node: string };
+  /** allocator: the malloc the generator ran on (absent in summaries written before it was recorded). */
+  machine: { cpus: number; cpuModel: string; node: string; allocator?: ProcessAllocator };
   devices: {
     total: number;
     /** Devices that reached 'onboarded' at least once during the run. */

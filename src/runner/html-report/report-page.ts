@@ -84,7 +84,7 @@ function header(s: RunSummary): string {
     ['duration', `${(s.durationMs / 1000).toFixed(1)} s`],
     ['devices', `${s.devices.total} (${s.devices.onboarded} onboarded)`],
     ['requests', `${s.overall.count} (${s.overall.errors} errors)`],
-    ['machine', `${s.machine.cpus} × ${s.machine.cpuModel}, node ${s.machine.node}`],
+    ['machine', `${s.machine.cpus} × ${s.machine.cpuModel}, node ${s.machine.node}${s.machine.allocator ? `, ${s.machine.allocator} malloc` : ''}`],
   ];
   return `<header class="${pass ? 'pass' : 'fail'}">
 <div class="verdict" id="verdict">${verdictWord(s)}</div>

@@ -1,0 +1,174 @@
+// `evesim run` re-executed under jemalloc (src/cli/reexec-under-allocator.ts), end to end through
+// bin/evesim.js: the run reports the allocator it ran on; a SIGINT sent to the process the user
+// started reaches the run once (devices stop, the summary is written, the exit code is the run's);
+// a parent killed outright takes its run with it; a bad EVESIM_ALLOCATOR is exit 2 with one line.
+// Needs `npm run build` first, and libjemalloc2 for the re-execution cases (.ci/run installs it;
+// without it they are skipped outside CI and fail in CI).
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jemallocCandidates } from '../src/cli/allocator-plan.js';
+import type { RunSummary } from '../src/runner/summary-json.js';
+
+const cli = fileURLToPath(new URL('../bin/evesim.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'evesim-alloc-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const haveJemalloc = process.platform === 'linux' && jemallocCandidates(process.arch).some((p) => existsSync(p));
+if (!haveJemalloc && process.env.CI) throw new Error('libjemalloc2 is not installed; .ci/run installs it');
+// The environment a user has: no allocator chosen, nothing preloaded.
+const { EVESIM_ALLOCATOR: _a, LD_PRELOAD: _p, EVESIM_ALLOCATOR_REEXEC: _m, ...userEnv } = process.env;
+
+const SCENARIO = `
+name: allocator
+seed: 5
+duration: 10m
+gracefulStop: 1s
+target: embedded
+arrival: { model: uniform, over: 1s }
+groups:
+  - name: kvm
+    count: 3
+`;
+
+function scenarioFile(): string {
+  const file = join(dir, 'allocator.yaml');
+  writeFileSync(file, SCENARIO);
+  return file;
+}
+
+/** Resolves once the file holds a line of the run phase (the devices are live). */
+async function untilRunning(file: string, run: ChildProcess, out: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(existsSync(file) && /"phase":"run"/.test(readFileSync(file, 'utf8')))) {
+    if (run.exitCode !== null || run.signalCode !== null) throw new Error(`the run ended before it started: ${out()}`);
+    if (Date.now() > deadline) throw new Error(`no run-phase interval in ${file} within 60 s: ${out()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** PIDs whose parent is `pid` (from /proc/N/stat; field 4 after the command in parentheses). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Alive, and not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** detached: the started process leads a process group of its own, as a shell's foreground job does. */
+function start(tag: string, env: NodeJS.ProcessEnv, detached = false): { run: ChildProcess; series: string; summary: string; out: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+  const series = join(dir, `${tag}.jsonl`);
+  const summary = join(dir, `${tag}.json`);
+  const run = spawn(
+    process.execPath,
+    [cli, 'run', scenarioFile(), '--quiet', '--workers', '1', '--metrics-linger', '0', '--state-dir', join(dir, `state-${tag}`), '--out', `jsonl=${series}`, '--summary-json', summary],
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached },
+  );
+  let text = '';
+  run.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  run.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => run.once('exit', (code, signal) => res({ code, signal })));
+  return { run, series, summary, out: () => text, exited };
+}
+
+describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
+  it('runs on jemalloc, and a Ctrl-C (SIGINT to the whole process group) stops the devices once and reports', async () => {
+    const r = start('sigint', userEnv, true);
+    try {
+      await untilRunning(r.series, r.run, r.out);
+      const [child] = childrenOf(r.run.pid!);
+      expect(child, 'the re-executed run is a child of the started process').toBeDefined();
+      expect(readFileSync(`/proc/${child}/maps`, 'utf8')).toMatch(/libjemalloc/);
+      // What a terminal does at Ctrl-C: the signal goes to every process of the foreground group.
+      process.kill(-r.run.pid!, 'SIGINT');
+      const { code, signal } = await r.exited;
+      expect(signal).toBeNull();
+      expect(code, r.out()).toBe(0);
+      // Once: a second SIGINT, past the run's once-handler, would have killed it.
+      expect(r.out().match(/interrupted: stopping devices/g)).toHaveLength(1);
+      const s = JSON.parse(readFileSync(r.summary, 'utf8')) as RunSummary;
+      expect(s.machine.allocator).toBe('jemalloc');
+      expect(s.devices.onboarded).toBe(3);
+      expect(s.durationMs).toBeLessThan(60_000);
+      expect(alive(child!)).toBe(false);
+    } finally {
+      r.run.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it('a SIGTERM to the started process alone reaches the run, and the parent dies of it as the run did', async () => {
+    const r = start('sigterm', userEnv);
+    try {
+      await untilRunning(r.series, r.run, r.out);
+      const [child] = childrenOf(r.run.pid!);
+      expect(child).toBeDefined();
+      // `evesim run` keeps Node's default for SIGTERM: it ends at once.
+      r.run.kill('SIGTERM');
+      expect(await r.exited).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(alive(child!)).toBe(false);
+    } finally {
+      r.run.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it('a parent killed outright (SIGKILL) takes the run with it', async () => {
+    const r = start('sigkill', userEnv);
+    let child: number | undefined;
+    try {
+      await untilRunning(r.series, r.run, r.out);
+      child = childrenOf(r.run.pid!)[0];
+      expect(child).toBeDefined();
+      r.run.kill('SIGKILL');
+      expect((await r.exited).signal).toBe('SIGKILL');
+      const deadline = Date.now() + 30_000;
+      while (alive(child!) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      expect(alive(child!), `run ${child} outlived its parent`).toBe(false);
+    } finally {
+      if (child && alive(child)) process.kill(child, 'SIGKILL');
+    }
+  }, 120_000);
+
+  it('EVESIM_ALLOCATOR=system runs in the started process on the system malloc', () => {
+    const summary = join(dir, 'system.json');
+    const file = join(dir, 'short.yaml');
+    writeFileSync(file, SCENARIO.replace('duration: 10m', 'duration: 2s'));
+    const r = spawnSync(process.execPath, [cli, 'run', file, '--quiet', '--workers', '1', '--metrics-linger', '0', '--state-dir', join(dir, 'state-system'), '--summary-json', summary], {
+      env: { ...userEnv, EVESIM_ALLOCATOR: 'system' },
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    const s = JSON.parse(readFileSync(summary, 'utf8')) as RunSummary;
+    expect(s.machine.allocator).toBe('system');
+    expect(r.stdout).toMatch(/node v\d+\.\d+\.\d+, system malloc/);
+  }, 120_000);
+});
+
+describe('a bad EVESIM_ALLOCATOR', () => {
+  it('is exit 2 with one line naming the variable and what it takes', () => {
+    const r = spawnSync(process.execPath, [cli, 'run', 'scenarios/smoke.yaml', '--dry-run'], { env: { ...userEnv, EVESIM_ALLOCATOR: 'tcmalloc' }, encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('evesim: EVESIM_ALLOCATOR=tcmalloc: expected auto, jemalloc, system or the path of a libjemalloc.so\n');
+  });
+});
