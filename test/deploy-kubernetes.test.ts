@@ -163,6 +163,17 @@ describe('Dockerfile', () => {
     expect(argv[1]).toMatch(/\/bin\/evesim\.js$/);
   });
 
+  it('preloads jemalloc, installed in the final stage, at the path it links it to', () => {
+    const install = finalStage.find((l) => /^RUN\s.*apt-get install\b.*\blibjemalloc2\b/.test(l));
+    expect(install).toBeDefined();
+    const preload = finalStage.find((l) => /^ENV\s+LD_PRELOAD=/.test(l))?.split('=')[1];
+    expect(preload).toBe('/usr/local/lib/libjemalloc.so.2');
+    expect(install).toContain(`ln -s "$(find /usr/lib -name libjemalloc.so.2 | head -n 1)" ${preload}`);
+    expect(install).toContain(`test -e ${preload}`);
+    // Set before the entry point runs, so `evesim run` in the image stays one process.
+    expect(finalStage.indexOf(`ENV LD_PRELOAD=${preload}`)).toBeLessThan(finalStage.findIndex((l) => /^ENTRYPOINT\s/.test(l)));
+  });
+
   it('leaves local builds, dependencies and state out of the build context', () => {
     const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
     for (const p of ['node_modules', 'dist', '.evesim-state', '.git']) expect(ignored).toContain(p);
