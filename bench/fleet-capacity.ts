@@ -24,6 +24,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { planAllocator } from '../src/cli/allocator-plan.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
@@ -52,6 +53,13 @@ import { describeGc, longLived, summariseGc, type IsolateGc } from './gc-trace.j
 const root = [fileURLToPath(new URL('../../', import.meta.url)), fileURLToPath(new URL('../', import.meta.url))].find((d) => existsSync(join(d, 'bin', 'evesim.js')))!;
 const cli = join(root, 'bin', 'evesim.js');
 const RESERVED_PORTS = new Set([8443, 8444, 8445]);
+// The allocator `evesim run` would choose for itself (EVESIM_ALLOCATOR, default: jemalloc where the
+// machine has it), preloaded here instead, so the generator is the process this bench starts and
+// reads /proc of, and a baseline checkout runs on the same allocator.
+const allocatorPlan = planAllocator({ args: ['run'], env: process.env, platform: process.platform, arch: process.arch, exists: existsSync });
+if (allocatorPlan.action === 'fail') throw new Error(allocatorPlan.message);
+const generatorEnv: NodeJS.ProcessEnv = allocatorPlan.action === 'reexec' ? allocatorPlan.env : process.env;
+const allocatorNote = allocatorPlan.action === 'reexec' ? `jemalloc preloaded (${allocatorPlan.library})` : /jemalloc/.test(process.env.LD_PRELOAD ?? '') ? `LD_PRELOAD=${process.env.LD_PRELOAD}` : "the system's malloc";
 
 const flag = (name: string): boolean => process.argv.includes(`--${name}`);
 const findMax = flag('find-max');
@@ -232,7 +240,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   const log = openSync(join(dir, `run-${tag}.log`), 'w');
   const tickNote = ticked.length > 0 ? `, ${ticked.join(' ')}` : '';
   console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''}${tickNote})` : tickNote}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
-  const env = baseline && baselineNodeOptions !== undefined ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : process.env;
+  const env = baseline && baselineNodeOptions !== undefined ? { ...generatorEnv, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : generatorEnv;
   const gen = spawn(process.execPath, traceGc ? ['--trace-gc', ...args] : args, { stdio: ['ignore', log, log], env });
   children.add(gen);
   gen.once('exit', () => children.delete(gen));
@@ -315,7 +323,7 @@ function printTable(results: SizeResult[]): void {
   row('controller (sink) CPU per request', (r) => `${f1(r.controllerCpuPerRequestUs, 0)} µs`);
 }
 
-console.log(`machine: ${machineDescription()}`);
+console.log(`machine: ${machineDescription()}; generator allocator: ${allocatorNote}`);
 console.log(`scenario ${scenarioFile}; controller: evesim controller --sink (verifies ${verifySample}) in its own process; state and logs in ${dir}`);
 let ctl = await startController();
 /**

@@ -10,6 +10,9 @@
 // sampled when the run phase ends, every device live, before the drain (ShardRunner.drainDevices);
 // the live heap per device (heap + ArrayBuffers after GC) is printed beside it.
 //
+// Each run has the allocator `evesim run` chooses (jemalloc where the machine has it; run the bench
+// with EVESIM_ALLOCATOR=system for glibc's malloc); the summary names it.
+//
 //   npm run build && node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N] [--log-memory 0]
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -69,6 +72,8 @@ interface RunFigures {
   gate: string;
   requests: number;
   errors: number;
+  /** The malloc the run had (`evesim run` re-executes itself under jemalloc where the machine has it). */
+  allocator: string;
 }
 
 /** One `evesim run` of n devices in its own process, one worker; its figures from the summary. */
@@ -121,6 +126,7 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
     gate: w.inFlight ? `in flight peak ${w.inFlight.peak} of ${w.inFlight.maxInFlight}, ${w.inFlight.waited} waited for a slot` : 'no in-flight figures',
     requests: s.overall.count,
     errors: s.overall.errors,
+    allocator: s.machine.allocator ?? 'not recorded',
   };
 }
 
@@ -129,7 +135,7 @@ try {
   const small = runFleet(Math.max(1, Math.round(devices / 4)), ctl);
   const large = runFleet(devices, ctl);
   const perDeviceKiB = ((large.rssMiB - small.rssMiB) * 1024) / (large.devices - small.devices);
-  console.log(`machine: ${machineDescription()}`);
+  console.log(`machine: ${machineDescription()}; the runs' allocator: ${small.allocator === large.allocator ? small.allocator : `${small.allocator} then ${large.allocator}`} (EVESIM_ALLOCATOR chooses)`);
   console.log(`scenario: ${scenario}, duration ${duration}, arrival over ${arrivalOver}, sink controller in its own process, one worker per run${logMemory !== '' ? `, --log-memory ${logMemory}` : ''}`);
   for (const f of [small, large]) {
     console.log(
