@@ -72,6 +72,8 @@ interface RunFigures {
   gate: string;
   requests: number;
   errors: number;
+  /** Errors by kind (status or transport error), so one can be told from another. */
+  byError: Record<string, number>;
   /** The malloc the run had (`evesim run` re-executes itself under jemalloc where the machine has it). */
   allocator: string;
 }
@@ -126,6 +128,7 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
     gate: w.inFlight ? `in flight peak ${w.inFlight.peak} of ${w.inFlight.maxInFlight}, ${w.inFlight.waited} waited for a slot` : 'no in-flight figures',
     requests: s.overall.count,
     errors: s.overall.errors,
+    byError: { ...s.overall.byError },
     allocator: s.machine.allocator ?? 'not recorded',
   };
 }
@@ -142,7 +145,7 @@ try {
       `  ${String(f.devices).padStart(6)} devices (${f.onboarded} onboarded): process RSS ${f.rssMiB.toFixed(1)} MiB at the sample ` +
         `(worker heap committed ${f.heap.heapTotal} MiB of which young generation ${f.heap.newSpace}, used ${f.heap.heapUsed}, external ${f.heap.external}, ArrayBuffers ${f.heap.arrayBuffers}), ` +
         `live heap ${f.liveKiB?.toFixed(1) ?? '?'} KiB/device, ${f.inFlight ?? '?'} in flight, ${f.queued ?? '?'} reliable messages queued (log files ${f.logsKeptKiB ?? '?'} KiB, ${f.logsInMemoryKiB ?? '?'} KiB of them in memory), ` +
-        `lag p99 ${f.lagMs} ms, ${f.gate}, ${f.requests} requests, ${f.errors} errors`,
+        `lag p99 ${f.lagMs} ms, ${f.gate}, ${f.requests} requests, ${f.errors} errors${f.errors > 0 ? ` (${Object.entries(f.byError).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`,
     );
   }
   const grownKiB = (k: 'heapTotal' | 'heapUsed' | 'external' | 'newSpace') => ((large.heap[k] - small.heap[k]) * 1024) / (large.devices - small.devices);
