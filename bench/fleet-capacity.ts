@@ -56,7 +56,7 @@ const RESERVED_PORTS = new Set([8443, 8444, 8445]);
 // The allocator `evesim run` would choose for itself (EVESIM_ALLOCATOR, default: jemalloc where the
 // machine has it), preloaded here instead, so the generator is the process this bench starts and
 // reads /proc of, and a baseline checkout runs on the same allocator.
-const allocatorPlan = planAllocator({ args: ['run'], env: process.env, platform: process.platform, arch: process.arch, exists: existsSync });
+const allocatorPlan = planAllocator({ args: ['run'], execArgv: [], env: process.env, platform: process.platform, arch: process.arch, exists: existsSync });
 if (allocatorPlan.action === 'fail') throw new Error(allocatorPlan.message);
 const generatorEnv: NodeJS.ProcessEnv = allocatorPlan.action === 'reexec' ? allocatorPlan.env : process.env;
 const allocatorNote = allocatorPlan.action === 'reexec' ? `jemalloc preloaded (${allocatorPlan.library})` : /jemalloc/.test(process.env.LD_PRELOAD ?? '') ? `LD_PRELOAD=${process.env.LD_PRELOAD}` : "the system's malloc";

@@ -10,7 +10,7 @@ const DEBIAN = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
 
 function plan(over: Partial<AllocatorPlanInputs> & { have?: string[] }) {
   const have = new Set(over.have ?? [DEBIAN]);
-  return planAllocator({ args: ['run', 'x.yaml'], env: {}, platform: 'linux', arch: 'x64', exists: (p) => have.has(p), ...over });
+  return planAllocator({ args: ['run', 'x.yaml'], execArgv: [], env: {}, platform: 'linux', arch: 'x64', exists: (p) => have.has(p), ...over });
 }
 
 describe('planAllocator', () => {
@@ -37,6 +37,12 @@ describe('planAllocator', () => {
     expect(plan({ env: { [REEXEC_MARKER]: '1' } })).toEqual({ action: 'stay' });
     expect(plan({ env: { LD_PRELOAD: '/usr/local/lib/libjemalloc.so' } })).toEqual({ action: 'stay' });
     expect(plan({ env: { EVESIM_ALLOCATOR: 'system' } })).toEqual({ action: 'stay' });
+  });
+
+  it('stays under the inspector (flags or NODE_OPTIONS), and passes other Node flags on', () => {
+    for (const execArgv of [['--inspect'], ['--inspect-brk=0.0.0.0:9230'], ['--expose-gc', '--inspect-wait']]) expect(plan({ execArgv })).toEqual({ action: 'stay' });
+    expect(plan({ env: { NODE_OPTIONS: '--max-old-space-size=8000 --inspect=9333' } })).toEqual({ action: 'stay' });
+    expect(plan({ execArgv: ['--expose-gc', '--cpu-prof'], env: { NODE_OPTIONS: '--max-old-space-size=8000' } })).toMatchObject({ action: 'reexec' });
   });
 
   it('auto (the default, also when empty) stays on the system malloc where there is no jemalloc or no Linux', () => {

@@ -6,7 +6,9 @@
 //   jemalloc        jemalloc, or exit 2 when none is found
 //   system          never re-execute
 //   /path/lib.so    that library
-// Only `run` re-executes: the other commands hold no fleet.
+// Only `run` re-executes: the other commands hold no fleet. Nor does a process under the inspector
+// (--inspect in its flags or NODE_OPTIONS): the debugger is attached to it, and a child would
+// contend for the same port.
 
 /** Marks the re-executed child, so it neither re-executes again nor outlives its parent. */
 export const REEXEC_MARKER = 'EVESIM_ALLOCATOR_REEXEC';
@@ -19,6 +21,8 @@ export type AllocatorPlan =
 export interface AllocatorPlanInputs {
   /** process.argv without node and the script. */
   args: readonly string[];
+  /** Node's own flags (process.execArgv). */
+  execArgv: readonly string[];
   env: Readonly<Record<string, string | undefined>>;
   platform: NodeJS.Platform;
   arch: string;
@@ -43,6 +47,7 @@ export function planAllocator(i: AllocatorPlanInputs): AllocatorPlan {
   const choice = (i.env.EVESIM_ALLOCATOR ?? '').trim() || 'auto';
   if (choice === 'system') return { action: 'stay' };
   if (/jemalloc/.test(i.env.LD_PRELOAD ?? '')) return { action: 'stay' };
+  if ([...i.execArgv, i.env.NODE_OPTIONS ?? ''].some((a) => /(^|\s)--inspect/.test(a))) return { action: 'stay' };
   let library: string | undefined;
   if (choice.includes('/')) {
     if (!i.exists(choice)) return { action: 'fail', message: `EVESIM_ALLOCATOR=${choice}: no such file` };

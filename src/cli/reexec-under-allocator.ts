@@ -18,7 +18,7 @@ const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', '
  */
 export async function startUnderPreferredAllocator(script: string): Promise<void> {
   const args = process.argv.slice(2);
-  const plan = planAllocator({ args, env: process.env, platform: process.platform, arch: process.arch, exists: existsSync });
+  const plan = planAllocator({ args, execArgv: process.execArgv, env: process.env, platform: process.platform, arch: process.arch, exists: existsSync });
   if (plan.action === 'fail') {
     process.stderr.write(`evesim: ${plan.message}\n`);
     process.exit(2);
