@@ -4,6 +4,8 @@
 // the fleet id (creating the fleet CA once, before workers race to open the directory).
 // checkRunInputs alone is what --dry-run does: nothing is written.
 
+import { processAllocator } from '../../memory/process-allocator.js';
+import { allocatorAdvice } from '../allocator-advice.js';
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 import os from 'node:os';
@@ -126,6 +128,8 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
   const busiest = Math.max(0, ...plan.workers.map((w) => w.count));
   const memoryBad = workerMemoryProblem(busiest, plan.workers.length);
   if (memoryBad) throw new InputError(`${opts.devices !== undefined ? '--devices' : scenario.file}: ${memoryBad}`);
+  const advice = allocatorAdvice(processAllocator(), process.platform, plan.shardDevices, process.env.EVESIM_ALLOCATOR);
+  if (advice) err(`evesim: ${advice}\n`);
   resolveShardThresholdBases(scenario, shard);
   return {
     opts,
