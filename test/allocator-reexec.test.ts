@@ -1,6 +1,6 @@
 // `evesim run` re-executed under jemalloc (src/cli/reexec-under-allocator.ts), end to end through
-// bin/evesim.js: the run reports the allocator it ran on; a SIGINT sent to the process the user
-// started reaches the run once (devices stop, the summary is written, the exit code is the run's);
+// bin/evesim.js: the run reports the allocator it ran on; a SIGINT or SIGTERM sent to the process the
+// user started reaches the run once (devices stop, the summary is written, the exit code is the run's);
 // a parent killed outright takes its run with it; a bad EVESIM_ALLOCATOR is exit 2 with one line.
 // Needs `npm run build` first, and libjemalloc2 for the re-execution cases (.ci/run installs it;
 // without it they are skipped outside CI and fail in CI).
@@ -117,15 +117,30 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
     }
   }, 120_000);
 
-  it('a SIGTERM to the started process alone reaches the run, and the parent dies of it as the run did', async () => {
+  it('a SIGTERM to the started process alone reaches the run, which stops its devices and reports', async () => {
     const r = start('sigterm', userEnv);
     try {
       await untilRunning(r.series, r.run, r.out);
       const [child] = childrenOf(r.run.pid!);
       expect(child).toBeDefined();
-      // `evesim run` keeps Node's default for SIGTERM: it ends at once.
       r.run.kill('SIGTERM');
-      expect(await r.exited).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(await r.exited, r.out()).toEqual({ code: 0, signal: null });
+      expect(r.out().match(/SIGTERM: stopping devices and reporting what was measured/g)).toHaveLength(1);
+      expect((JSON.parse(readFileSync(r.summary, 'utf8')) as RunSummary).devices.onboarded).toBe(3);
+      expect(alive(child!)).toBe(false);
+    } finally {
+      r.run.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it('a run killed by a signal (SIGHUP: no handler) takes its parent with it, by the same signal', async () => {
+    const r = start('sighup', userEnv);
+    try {
+      await untilRunning(r.series, r.run, r.out);
+      const [child] = childrenOf(r.run.pid!);
+      expect(child).toBeDefined();
+      r.run.kill('SIGHUP');
+      expect(await r.exited).toEqual({ code: null, signal: 'SIGHUP' });
       expect(alive(child!)).toBe(false);
     } finally {
       r.run.kill('SIGKILL');

@@ -53,6 +53,16 @@ describe('lingerMetrics', () => {
     expect(process.listenerCount('SIGINT')).toBe(before);
   });
 
+  it('ends at SIGTERM too, and leaves neither handler behind', async () => {
+    const { ctx, servers, started } = setup({ metricsLingerMs: 600_000 });
+    const before = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
+    const p = lingerMetrics(ctx, servers, started);
+    expect(process.listenerCount('SIGTERM')).toBe(before[1]! + 1);
+    process.emit('SIGTERM');
+    await p;
+    expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual(before);
+  });
+
   it("ends at the caller's signal, even one fired before", async () => {
     const ac = new AbortController();
     const { ctx, servers, started } = setup({ metricsLingerMs: 600_000, endMetricsLinger: ac.signal });

@@ -52,7 +52,7 @@ await yargs(hideBin(process.argv))
         .option('metrics-host', { type: 'string', describe: 'address the metrics server listens on (default $EVESIM_METRICS_HOST, else 127.0.0.1; 0.0.0.0 so a Prometheus on another host or pod can scrape it; the container image sets 0.0.0.0)' })
         .option('metrics-linger', {
           type: 'string',
-          describe: 'how long /metrics stays up after the summary so Prometheus scrapes the final figures (default 35s: two scrapes at 15 s); 0 to exit at once; Ctrl-C ends it early',
+          describe: 'how long /metrics stays up after the summary so Prometheus scrapes the final figures (default 35s: two scrapes at 15 s); 0 to exit at once; Ctrl-C or SIGTERM ends it early',
         })
         .option('summary-json', { type: 'string', describe: 'write the run summary as JSON to FILE' })
         .option('report', { type: 'string', describe: 'write a self-contained HTML report to FILE.html when the run ends (charts over time, thresholds, endpoints; opens offline)' })

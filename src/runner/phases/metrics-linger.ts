@@ -1,10 +1,11 @@
 // Phase 7 (with --metrics-port): /metrics stays up after the summary for --metrics-linger, so that
 // Prometheus scrapes the final figures (the drain's last deltas arrive after its last scrape of the
-// run; 35 s by default covers two scrapes at the usual 15 s). Ctrl-C ends the wait early; the exit
+// run; 35 s by default covers two scrapes at the usual 15 s). Ctrl-C or SIGTERM ends the wait early; the exit
 // code is the run's either way.
 
 import type { Servers, Started } from './phase-results.js';
 import type { RunContext } from './run-context.js';
+import { STOP_SIGNALS } from './stop-signals.js';
 
 /** --metrics-linger's default: two scrapes at 15 s, and a margin. */
 export const DEFAULT_METRICS_LINGER_MS = 35_000;
@@ -20,12 +21,12 @@ export async function lingerMetrics(ctx: RunContext, servers: Servers, started: 
   await new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      process.off('SIGINT', done);
+      for (const s of STOP_SIGNALS) process.off(s, done);
       opts.endMetricsLinger?.removeEventListener('abort', done);
       resolve();
     };
     const timer = setTimeout(done, lingerMs);
-    process.once('SIGINT', done);
+    for (const s of STOP_SIGNALS) process.once(s, done);
     if (opts.endMetricsLinger?.aborted) done();
     else opts.endMetricsLinger?.addEventListener('abort', done, { once: true });
   });

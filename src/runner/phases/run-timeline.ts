@@ -18,6 +18,7 @@ import { reason, type Print, type RunContext } from './run-context.js';
 import { broadcast } from './start-workers.js';
 import { startSeries } from '../series/series-run.js';
 import { RssPeak } from '../rss-peak.js';
+import { STOP_SIGNALS } from './stop-signals.js';
 
 /** Lead time between the workers' 'go' and the start, so every worker gets the message first. */
 const GO_LEAD_MS = 250;
@@ -76,12 +77,15 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
       cleanups.add(() => signal.removeEventListener('abort', onEnd));
     }
   }
-  const onSigint = () => {
-    err('\nevesim: interrupted: stopping devices and reporting what was measured\n');
+  // Ctrl-C, or a supervisor's SIGTERM (Kubernetes deleting the pod): the devices stop and the run
+  // reports what was measured. A second signal of either kind finds no handler and ends the process.
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    stopInterruptHandler();
+    err(`\nevesim: ${signal === 'SIGINT' ? 'interrupted' : signal}: stopping devices and reporting what was measured\n`);
     broadcast(workers.ports, { type: 'stop' });
   };
-  process.once('SIGINT', onSigint);
-  const stopInterruptHandler = () => void process.off('SIGINT', onSigint);
+  for (const s of STOP_SIGNALS) process.on(s, onStopSignal);
+  const stopInterruptHandler = () => STOP_SIGNALS.forEach((s) => process.off(s, onStopSignal));
   cleanups.add(stopInterruptHandler);
   const mainLoopSampler = setInterval(() => mainLoop.sample(), 1000);
   cleanups.add(() => clearInterval(mainLoopSampler));
