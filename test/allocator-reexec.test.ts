@@ -66,6 +66,20 @@ function childrenOf(pid: number): number[] {
     .map(Number);
 }
 
+/** The state letter of /proc/PID/stat: R running, S sleeping, T stopped, Z zombie. */
+function stateOf(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`not within 30 s: ${what}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
 /** Alive, and not a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
   try {
@@ -142,6 +156,24 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
       r.run.kill('SIGHUP');
       expect(await r.exited).toEqual({ code: null, signal: 'SIGHUP' });
       expect(alive(child!)).toBe(false);
+    } finally {
+      r.run.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it('Ctrl-Z (SIGTSTP) stops the run with its parent, and SIGCONT (fg) continues both', async () => {
+    const r = start('sigtstp', userEnv);
+    try {
+      await untilRunning(r.series, r.run, r.out);
+      const [child] = childrenOf(r.run.pid!);
+      expect(child).toBeDefined();
+      r.run.kill('SIGTSTP');
+      await until('parent and run stopped', () => stateOf(r.run.pid!) === 'T' && stateOf(child!) === 'T');
+      r.run.kill('SIGCONT');
+      await until('parent and run continued', () => stateOf(r.run.pid!) !== 'T' && stateOf(child!) !== 'T');
+      // Still a working run: it stops its devices and reports at SIGINT.
+      r.run.kill('SIGINT');
+      expect(await r.exited, r.out()).toEqual({ code: 0, signal: null });
     } finally {
       r.run.kill('SIGKILL');
     }

@@ -3,7 +3,7 @@
 // the child did (same code, or killed by the same signal). The child has its own process group, so a
 // Ctrl-C at the terminal reaches it once, through the parent, not twice. If the parent is killed
 // outright (SIGKILL, which it cannot forward), the child notices its IPC channel closing and kills
-// itself the same way, so no run is left orphaned.
+// itself the same way, so no run is left orphaned. Ctrl-Z and `fg` stop and continue both.
 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -35,11 +35,21 @@ export function reexecUnder(script: string, args: readonly string[], env: Record
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
       detached: true,
     });
-    const forwarders = FORWARDED.map((signal) => {
-      const forward = () => void child.kill(signal);
-      process.on(signal, forward);
-      return () => void process.off(signal, forward);
-    });
+    const on = (signal: NodeJS.Signals, handler: () => void) => {
+      process.on(signal, handler);
+      return () => void process.off(signal, handler);
+    };
+    const forwarders = [
+      ...FORWARDED.map((signal) => on(signal, () => void child.kill(signal))),
+      // Ctrl-Z stops the terminal's foreground group, the parent alone; a SIGTSTP sent on would be
+      // discarded (the child's group has no parent in its session), so the child gets SIGSTOP,
+      // then the parent stops itself. `fg` continues the parent, which continues the child.
+      on('SIGTSTP', () => {
+        child.kill('SIGSTOP');
+        process.kill(process.pid, 'SIGSTOP');
+      }),
+      on('SIGCONT', () => void child.kill('SIGCONT')),
+    ];
     child.once('error', (e) => {
       process.stderr.write(`evesim: cannot start ${process.execPath} again with ${env.LD_PRELOAD} preloaded: ${e.message}; EVESIM_ALLOCATOR=system runs without it\n`);
       process.exit(2);
