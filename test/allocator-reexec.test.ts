@@ -51,14 +51,19 @@ async function untilRunning(file: string, run: ChildProcess, out: () => string):
   }
 }
 
-/** PIDs whose parent is `pid` (from /proc/N/stat; field 4 after the command in parentheses). */
+/** The fields of /proc/PID/stat after the command in parentheses: [state, ppid, …]. */
+function statFields(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** PIDs whose parent is `pid`. */
 function childrenOf(pid: number): number[] {
   return readdirSync('/proc')
     .filter((n) => /^\d+$/.test(n))
     .filter((n) => {
       try {
-        const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+        return Number(statFields(n)[1]) === pid;
       } catch {
         return false;
       }
@@ -66,10 +71,9 @@ function childrenOf(pid: number): number[] {
     .map(Number);
 }
 
-/** The state letter of /proc/PID/stat: R running, S sleeping, T stopped, Z zombie. */
+/** The state letter: R running, S sleeping, T stopped, Z zombie. */
 function stateOf(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return statFields(pid)[0]!;
 }
 
 async function until(what: string, ok: () => boolean): Promise<void> {
@@ -83,15 +87,22 @@ async function until(what: string, ok: () => boolean): Promise<void> {
 /** Alive, and not a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    return stateOf(pid) !== 'Z';
   } catch {
     return false;
   }
 }
 
+interface StartedRun {
+  run: ChildProcess;
+  series: string;
+  summary: string;
+  out: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
 /** detached: the started process leads a process group of its own, as a shell's foreground job does. */
-function start(tag: string, env: NodeJS.ProcessEnv, detached = false): { run: ChildProcess; series: string; summary: string; out: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+function start(tag: string, env: NodeJS.ProcessEnv, detached = false): StartedRun {
   const series = join(dir, `${tag}.jsonl`);
   const summary = join(dir, `${tag}.json`);
   const run = spawn(
@@ -106,13 +117,25 @@ function start(tag: string, env: NodeJS.ProcessEnv, detached = false): { run: Ch
   return { run, series, summary, out: () => text, exited };
 }
 
+/** A run as the user starts it, once its devices are live, with the PID of its re-executed child. */
+async function startRunning(tag: string, detached = false): Promise<StartedRun & { child: number }> {
+  const r = start(tag, userEnv, detached);
+  try {
+    await untilRunning(r.series, r.run, r.out);
+    const [child] = childrenOf(r.run.pid!);
+    expect(child, 'the re-executed run is a child of the started process').toBeDefined();
+    return { ...r, child: child! };
+  } catch (e) {
+    r.run.kill('SIGKILL');
+    throw e;
+  }
+}
+
 describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
   it('runs on jemalloc, and a Ctrl-C (SIGINT to the whole process group) stops the devices once and reports', async () => {
-    const r = start('sigint', userEnv, true);
+    const r = await startRunning('sigint', true);
+    const { child } = r;
     try {
-      await untilRunning(r.series, r.run, r.out);
-      const [child] = childrenOf(r.run.pid!);
-      expect(child, 'the re-executed run is a child of the started process').toBeDefined();
       expect(readFileSync(`/proc/${child}/maps`, 'utf8')).toMatch(/libjemalloc/);
       // What a terminal does at Ctrl-C: the signal goes to every process of the foreground group.
       process.kill(-r.run.pid!, 'SIGINT');
@@ -125,52 +148,46 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
       expect(s.machine.allocator).toBe('jemalloc');
       expect(s.devices.onboarded).toBe(3);
       expect(s.durationMs).toBeLessThan(60_000);
-      expect(alive(child!)).toBe(false);
+      expect(alive(child)).toBe(false);
     } finally {
       r.run.kill('SIGKILL');
     }
   }, 120_000);
 
   it('a SIGTERM to the started process alone reaches the run, which stops its devices and reports', async () => {
-    const r = start('sigterm', userEnv);
+    const r = await startRunning('sigterm');
+    const { child } = r;
     try {
-      await untilRunning(r.series, r.run, r.out);
-      const [child] = childrenOf(r.run.pid!);
-      expect(child).toBeDefined();
       r.run.kill('SIGTERM');
       expect(await r.exited, r.out()).toEqual({ code: 0, signal: null });
       expect(r.out().match(/SIGTERM: stopping devices and reporting what was measured/g)).toHaveLength(1);
       expect((JSON.parse(readFileSync(r.summary, 'utf8')) as RunSummary).devices.onboarded).toBe(3);
-      expect(alive(child!)).toBe(false);
+      expect(alive(child)).toBe(false);
     } finally {
       r.run.kill('SIGKILL');
     }
   }, 120_000);
 
   it('a run killed by a signal (SIGHUP: no handler) takes its parent with it, by the same signal', async () => {
-    const r = start('sighup', userEnv);
+    const r = await startRunning('sighup');
+    const { child } = r;
     try {
-      await untilRunning(r.series, r.run, r.out);
-      const [child] = childrenOf(r.run.pid!);
-      expect(child).toBeDefined();
       r.run.kill('SIGHUP');
       expect(await r.exited).toEqual({ code: null, signal: 'SIGHUP' });
-      expect(alive(child!)).toBe(false);
+      expect(alive(child)).toBe(false);
     } finally {
       r.run.kill('SIGKILL');
     }
   }, 120_000);
 
   it('Ctrl-Z (SIGTSTP) stops the run with its parent, and SIGCONT (fg) continues both', async () => {
-    const r = start('sigtstp', userEnv);
+    const r = await startRunning('sigtstp');
+    const { child } = r;
     try {
-      await untilRunning(r.series, r.run, r.out);
-      const [child] = childrenOf(r.run.pid!);
-      expect(child).toBeDefined();
       r.run.kill('SIGTSTP');
-      await until('parent and run stopped', () => stateOf(r.run.pid!) === 'T' && stateOf(child!) === 'T');
+      await until('parent and run stopped', () => stateOf(r.run.pid!) === 'T' && stateOf(child) === 'T');
       r.run.kill('SIGCONT');
-      await until('parent and run continued', () => stateOf(r.run.pid!) !== 'T' && stateOf(child!) !== 'T');
+      await until('parent and run continued', () => stateOf(r.run.pid!) !== 'T' && stateOf(child) !== 'T');
       // Still a working run: it stops its devices and reports at SIGINT.
       r.run.kill('SIGINT');
       expect(await r.exited, r.out()).toEqual({ code: 0, signal: null });
@@ -180,19 +197,15 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
   }, 120_000);
 
   it('a parent killed outright (SIGKILL) takes the run with it', async () => {
-    const r = start('sigkill', userEnv);
-    let child: number | undefined;
+    const r = await startRunning('sigkill');
+    const { child } = r;
     try {
-      await untilRunning(r.series, r.run, r.out);
-      child = childrenOf(r.run.pid!)[0];
-      expect(child).toBeDefined();
       r.run.kill('SIGKILL');
       expect((await r.exited).signal).toBe('SIGKILL');
-      const deadline = Date.now() + 30_000;
-      while (alive(child!) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
-      expect(alive(child!), `run ${child} outlived its parent`).toBe(false);
+      await until(`run ${child} gone after its parent`, () => !alive(child));
+      expect(alive(child), `run ${child} outlived its parent`).toBe(false);
     } finally {
-      if (child && alive(child)) process.kill(child, 'SIGKILL');
+      if (alive(child)) process.kill(child, 'SIGKILL');
     }
   }, 120_000);
 
