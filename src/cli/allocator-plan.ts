@@ -10,6 +10,8 @@
 // (--inspect in its flags or NODE_OPTIONS): the debugger is attached to it, and a child would
 // contend for the same port.
 
+import { allocatorChoice } from '../memory/process-allocator.js';
+
 /** Marks the re-executed child, so it neither re-executes again nor outlives its parent. */
 export const REEXEC_MARKER = 'EVESIM_ALLOCATOR_REEXEC';
 
@@ -44,7 +46,7 @@ export function jemallocCandidates(arch: string): string[] {
 
 export function planAllocator(i: AllocatorPlanInputs): AllocatorPlan {
   if (i.args[0] !== 'run' || i.env[REEXEC_MARKER]) return { action: 'stay' };
-  const choice = (i.env.EVESIM_ALLOCATOR ?? '').trim() || 'auto';
+  const choice = allocatorChoice(i.env.EVESIM_ALLOCATOR);
   if (choice === 'system') return { action: 'stay' };
   if (/jemalloc/.test(i.env.LD_PRELOAD ?? '')) return { action: 'stay' };
   if ([...i.execArgv, i.env.NODE_OPTIONS ?? ''].some((a) => /(^|\s)--inspect/.test(a))) return { action: 'stay' };

@@ -14,6 +14,11 @@ export function allocatorInMaps(maps: string): ProcessAllocator {
   return /\/libjemalloc[^/\s]*\.so/.test(maps) ? 'jemalloc' : 'system';
 }
 
+/** The user's choice, EVESIM_ALLOCATOR's value: trimmed, 'auto' when unset or blank. */
+export function allocatorChoice(value: string | undefined): string {
+  return (value ?? '').trim() || 'auto';
+}
+
 let cached: ProcessAllocator | undefined;
 
 /** This process's allocator (read once from /proc/self/maps; 'system' where there is no /proc). */
