@@ -235,6 +235,46 @@ describe('ShardRunner', () => {
     expect(result.finalDelta.pendingTimers).toBe(0);
   }, 180_000);
 
+  it('tells the transport when a device goes down, by fleet index, so its own connection goes with it', async () => {
+    FakeDevice.log = [];
+    /** Reports going down on a reboot and stopping, as VirtualDevice does through setLifecycle. */
+    class DownReportingDevice extends FakeDevice {
+      constructor(private readonly opts: DeviceOptions) {
+        super(opts);
+      }
+      override rebootNow(): void {
+        super.rebootNow();
+        this.opts.onStateChange?.('onboarded', 'idle', this.opts.index);
+      }
+      override stop(): void {
+        super.stop();
+        this.opts.onStateChange?.('onboarded', 'stopped', this.opts.index);
+      }
+    }
+    const down: number[] = [];
+    const transport = Object.assign(new FakeTransport(), { deviceDown: (i: number) => down.push(i) });
+    const task: ShardTask = {
+      workerId: 1,
+      scenario: scenario({ durationMs: 60_000 }),
+      // Fleet devices 1, 3, 5 and 7: local 3 is fleet device 7 (group b, rebooted at 400 ms); 5 fails to build.
+      shard: { firstIndex: 1, count: 4, stride: 2 },
+      target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+    };
+    const runner = new ShardRunner(task, { createDevice: (o) => new DownReportingDevice(o), createTransport: () => transport, post: () => {} });
+    await runner.prepare();
+    const watch = setInterval(() => {
+      if (FakeDevice.log.some((e) => e.event === 'reboot')) runner.endRunPhase();
+    }, 10);
+    try {
+      await runner.run(Date.now());
+    } finally {
+      clearInterval(watch);
+    }
+    expect(FakeDevice.log.filter((e) => e.event === 'reboot').map((e) => e.index)).toEqual([7]);
+    // Stopping at the end is not going down: the transport closes every connection then.
+    expect(down).toEqual([7]);
+  });
+
   it('stop() ends a run early and still returns figures', async () => {
     const task: ShardTask = {
       workerId: 1,

@@ -3,7 +3,8 @@
 // the deprecated GET /config), all run by one ShardRunner with the default (per-group) transport.
 // Every request is watched on its way out: v1 devices use v1 paths, the onboarding certificate only
 // for register and early pings, the device certificate afterwards; v2 devices no client
-// certificate. The controller sees both APIs in one registry, and the figures come out per API.
+// certificate. The controller sees both APIs in one registry, and the figures come out per API. A
+// device with a connection of its own that loses power loses that connection and its TLS session.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,6 +81,8 @@ const GROUPS: GroupSpec[] = [
   group('v1-get', 2, { api: 'v1', v1Config: 'get' }, 'newlogs'),
 ];
 const V1 = new Set([5, 6, 7, 8, 9]);
+/** Power-cycled once everything runs: a v2 device with its own connection and a v1 device. */
+const REBOOTED = [3, 5];
 const V1_GET = new Set([8, 9]);
 
 const V1_ENDPOINTS = ['ping', 'register', 'certs', 'config', 'attest', 'info', 'metrics', 'logs', 'applogs', 'newlogs', 'appnewlogs', 'flowlog'];
@@ -171,13 +174,19 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     const prep = await runner.prepare();
     await pushFleet(admin, GROUPS, prep.devices);
     // The run phase ends once every device is onboarded and every v1 device runs its app and has
-    // logs and flow logs to send (or sent them); the graceful stop then delivers what is queued.
+    // logs and flow logs to send (or sent them), then one device with a connection of its own per
+    // API loses power and is back and busy again; the graceful stop then delivers what is queued.
     let conditionMet = false;
+    let rebooted = false;
     const watch = setInterval(() => {
-      if (everyV1DeviceIsBusy(devices) && everyDeviceHasOnboarded(log, devices)) {
-        conditionMet = true;
-        runner.endRunPhase();
+      if (!(everyV1DeviceIsBusy(devices) && everyDeviceHasOnboarded(log, devices))) return;
+      if (!rebooted) {
+        rebooted = true;
+        for (const i of REBOOTED) devices.find((d) => d.opts.index === i)!.rebootNow('power-fail', 300);
+        return;
       }
+      conditionMet = true;
+      runner.endRunPhase();
     }, 200);
     startedAtMs = Date.now() + 100;
     try {
@@ -236,6 +245,17 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
       expect(s.clientCert).toBeUndefined();
     }
     expect(v2.filter((s) => s.endpoint === 'uuid').length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('devices with connections of their own lose them when they lose power: the controller sees new connections and full handshakes', () => {
+    const c = result.ownConnections!;
+    expect(c.v1).toMatchObject({ devices: 5, failed: 0, deviceRestarts: 1 });
+    expect(c.v2PerDevice).toMatchObject({ devices: 2, failed: 0, deviceRestarts: 1 });
+    // Every v1 device: the onboarding connection, then the device certificate's without a session;
+    // the rebooted one a third, again without a session (a rebooted EVE has none to offer).
+    expect(c.v1!.certSwitches).toBeGreaterThanOrEqual(5);
+    expect(c.v1!.connects - c.v1!.resumed).toBeGreaterThanOrEqual(5 * 2 + 1);
+    expect(c.v2PerDevice!.connects - c.v2PerDevice!.resumed).toBeGreaterThanOrEqual(2 + 1);
   });
 
   it('the controller keeps both in one registry and counts per API', async () => {

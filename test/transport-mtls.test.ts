@@ -1,14 +1,15 @@
 // The per-device (mutual TLS) transport against a loopback HTTPS server that asks for client
 // certificates and reports, per request, which certificate it saw, on which socket, and whether
 // the TLS session was resumed: contexts built once per device and certificate, reconnects resumed,
-// the switch from the onboarding to the device certificate (and no session carried across it), one
-// connection per device, and server verification still on.
+// the switch from the onboarding to the device certificate (and no session carried across it), a
+// device that went down losing its connection and session, one connection per device, and server
+// verification still on.
 
 import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TransportError, type ClientCertKind, type TransportRequest } from '../src/device/ports.js';
 import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
@@ -42,8 +43,13 @@ describe('per-device mutual-TLS transport', () => {
         if (!socketIds.has(s)) socketIds.set(s, ++sockets);
         const seen: Seen = { peer: s.getPeerX509Certificate()?.fingerprint256 ?? 'none', reused: s.isSessionReused(), socket: socketIds.get(s)! };
         const close = req.url?.includes('close') ?? false;
-        res.writeHead(200, { 'content-type': 'application/json', ...(close ? { connection: 'close' } : {}) });
-        res.end(JSON.stringify(seen));
+        const answer = () => {
+          res.writeHead(200, { 'content-type': 'application/json', ...(close ? { connection: 'close' } : {}) });
+          res.end(JSON.stringify(seen));
+        };
+        // '/slow': answered later, so a test can act while the request is on the wire.
+        if (req.url?.includes('slow')) setTimeout(answer, 150);
+        else answer();
       },
     );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -132,6 +138,38 @@ describe('per-device mutual-TLS transport', () => {
       const st = t.stats();
       expect(st.certSwitches).toBe(1);
       expect(st.contextsCreated).toBe(2);
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('lets a device that went down lose its connection and TLS session: after it, a new connection and a full handshake', async () => {
+    const t = transport();
+    try {
+      const first = await send(t, 1, 'device', '/close');
+      const resumed = await send(t, 1, 'device');
+      expect([first.reused, resumed.reused]).toEqual([false, true]);
+      // A request on the wire when the device goes down still gets its answer on the old connection.
+      const inFlight = send(t, 1, 'device', '/slow');
+      await new Promise((r) => setTimeout(r, 30));
+      t.deviceDown(1);
+      t.deviceDown(2); // no connection yet: nothing to let go
+      const afterBoot = await send(t, 1, 'device');
+      const answered = await inFlight;
+      expect(answered.socket).toBe(resumed.socket);
+      expect(afterBoot.socket).not.toBe(resumed.socket);
+      expect(afterBoot.peer).toBe(fp(ids[1]!.deviceCertPem));
+      // The session died with the device: offering it would let the controller skip a handshake a rebooted EVE makes.
+      expect(afterBoot.reused).toBe(false);
+      const again = await send(t, 1, 'device');
+      expect(again.socket).toBe(afterBoot.socket);
+      const st = t.stats();
+      expect(st.deviceRestarts).toBe(1);
+      expect(st.connected).toBe(3);
+      expect(st.resumed).toBe(1);
+      expect(st.contextsCreated).toBe(1);
+      // The old connection closes once its request was answered.
+      await vi.waitFor(() => expect(t.stats().sockets).toBe(1), { timeout: 10_000, interval: 10 });
     } finally {
       await t.destroy();
     }

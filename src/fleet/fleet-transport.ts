@@ -60,6 +60,20 @@ export class FleetTransport implements Transport {
     }
   }
 
+  /**
+   * The device went down (reboot, power loss): its own connection, if it has one, goes with it.
+   * Devices on the shared v2 pool have no connection of their own to lose (a simulator economy:
+   * real devices each hold one), so nothing changes for them.
+   */
+  deviceDown(deviceIndex: number): void {
+    switch (this.routes[this.layout.groupOf(deviceIndex)]) {
+      case 'v1':
+        return this.v1!.deviceDown(deviceIndex);
+      case 'v2-per-device':
+        return this.v2PerDevice!.deviceDown(deviceIndex);
+    }
+  }
+
   stats(): FleetTransportStats {
     const shared = this.shared?.stats();
     const v2PerDevice = this.v2PerDevice?.stats();

@@ -25,6 +25,8 @@ import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
 import { drainStartOffsetMs } from '../device/core/graceful-drain.js';
 import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identity.js';
+import { ownConnectionFigures, type OwnConnections } from '../transport/own-connection-figures.js';
+import type { PerDeviceTransportStats } from '../transport/mtls-transport.js';
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
@@ -80,7 +82,13 @@ export type DeviceFactory = (opts: DeviceOptions) => FleetDevice;
 /** Builds the worker's transport; tests inject a fake. */
 export type TransportFactory = (
   task: ShardTask,
-) => Transport & { close?(): Promise<void>; destroy?(): Promise<void>; stats?(): { running: number; queued?: number } };
+) => Transport & {
+  close?(): Promise<void>;
+  destroy?(): Promise<void>;
+  stats?(): { running: number; queued?: number; v1?: PerDeviceTransportStats; v2PerDevice?: PerDeviceTransportStats };
+  /** The device went down: the connection of its own, if it has one, goes with it (FleetTransport). */
+  deviceDown?(deviceIndex: number): void;
+};
 
 export interface ShardRunnerDeps {
   createDevice: DeviceFactory;
@@ -145,6 +153,8 @@ export class ShardRunner {
   private timed: TimedTransport | undefined;
   /** The worker's in-flight caps (set by run()). */
   private gate: InFlightGate | undefined;
+  /** Told when a device goes down, so its own connection goes too (set by run()). */
+  private deviceConnections: Pick<ReturnType<TransportFactory>, 'deviceDown' | 'stats'> | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -278,7 +288,9 @@ export class ShardRunner {
     const { task, deps } = this;
     // Default: per group, a shared v2 pool or per-device (mutual TLS for v1) connections.
     const createTransport = deps.createTransport ?? ((t: ShardTask) => new FleetTransport(t, this.layout, this.identities));
-    const inner = this.faults.wrapTransport(createTransport(task), startAtMs, task.scenario.seed);
+    const created = createTransport(task);
+    this.deviceConnections = created;
+    const inner = this.faults.wrapTransport(created, startAtMs, task.scenario.seed);
     this.inFlightNow = () => {
       const pool = inner.stats?.();
       return (pool ? pool.running + (pool.queued ?? 0) : 0) + (this.gate?.waiting ?? 0) + this.lpsFleet.inFlight();
@@ -358,6 +370,8 @@ export class ShardRunner {
       recordStats = { dir: record.dir, exchanges: s.exchanges, dropped: s.dropped, ...(s.writeError ? { writeError: s.writeError } : {}) };
     }
     gate.close();
+    // Counted before the close, which lets go of the links.
+    const ownConnections = this.ownConnections();
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
     await this.closeDiskStates();
@@ -386,8 +400,18 @@ export class ShardRunner {
       ...(recordStats ? { record: recordStats } : {}),
       ...(this.resumed > 0 ? { resumed: this.resumed } : {}),
       ...(faults ? { faults } : {}),
+      ...(ownConnections ? { ownConnections } : {}),
       inFlight: gate.stats(),
     };
+  }
+
+  /** What the devices with connections of their own did on the wire; undefined when none has one. */
+  private ownConnections(): OwnConnections | undefined {
+    const s = this.deviceConnections?.stats?.();
+    const out: OwnConnections = {};
+    if (s?.v1) out.v1 = ownConnectionFigures(s.v1);
+    if (s?.v2PerDevice) out.v2PerDevice = ownConnectionFigures(s.v2PerDevice);
+    return out.v1 || out.v2PerDevice ? out : undefined;
   }
 
   /** The run ended (not cut off): the devices' saved states are forgotten, so the next run starts a new session. */
@@ -609,6 +633,9 @@ export class ShardRunner {
   private onStateChange(local: number, from: DeviceLifecycle, to: DeviceLifecycle): void {
     this.recorder.onStateChange(from, to);
     if (to === 'idle' || to === 'stopped') this.health.forget(this.indexOf(local));
+    // Down (reboot, power loss, poweroff): its own connection does not outlive it. A device stops
+    // for good only at the end of the run, where the transport closes every connection anyway.
+    if (to === 'idle') this.deviceConnections?.deviceDown?.(this.indexOf(local));
     if (to === 'onboarded' && this.everOnboarded[local] === 0) {
       this.everOnboarded[local] = 1;
       this.onboardedEver++;

@@ -3,7 +3,7 @@
 //   - latency percentiles (endpoints, overall, per API) from the sum of the shards' HDR histograms,
 //     computed as a run computes them, so they equal those of one recorder that saw every request;
 //   - counters summed (requests by status and error, errors, expected rejections, devices,
-//     onboarded, lifecycle, undelivered, findings, attestation outcomes, LPS figures);
+//     onboarded, lifecycle, undelivered, findings, attestation outcomes, LPS figures, own connections);
 //   - LPS command percentiles recomputed over every shard's commands;
 //   - rates: requests ÷ the seconds from the earliest shard start to the latest shard end (run and
 //     drain), so shards started together give the rate of the whole fleet over the run.
@@ -17,6 +17,7 @@
 import { mergeOnboarding } from './onboarding-merge.js';
 import { mergeFindingExamples } from './finding-examples.js';
 import { judgeSaturation } from './saturation-verdict.js';
+import { sumOwnConnections } from '../transport/own-connection-figures.js';
 import { commandLatency } from './lps/lps-summary.js';
 import type { LpsRunSummary } from './lps/lps-summary.js';
 import { emptyEndpointStats, endpointStats } from './endpoint-stats.js';
@@ -102,6 +103,8 @@ function mergeMeasured(shards: readonly ShardSummary[]): MeasuredRun {
   if (runs.some((r) => r.attestation)) out.attestation = addDeep(runs.map((r) => r.attestation).filter((a) => a !== undefined));
   if (runs.some((r) => r.byApi)) out.byApi = mergeByApi(runs, seconds, shards);
   if (runs.some((r) => r.lps)) out.lps = mergeLps(runs);
+  const connections = sumOwnConnections(runs.map((r) => r.connections));
+  if (connections) out.connections = connections;
   const series = mergeSeries(runs.map((r) => ({ series: r.series, startedAtMs: r.mergeable.startedAtMs, workers: r.generator?.workers?.length ?? 0 })));
   if (series) out.series = series;
 

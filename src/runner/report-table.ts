@@ -3,6 +3,7 @@
 
 import { registerConflictLine } from './register-conflicts.js';
 import { inFlightLine } from './in-flight-line.js';
+import { ownConnectionsLine } from './own-connections-line.js';
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import type { DrainSummary, EndpointStats, RunSummary, ThresholdResult, ThresholdStatus } from './summary-json.js';
 import { formatBytes, formatMs } from './format-values.js';
@@ -52,6 +53,8 @@ export function renderReport(s: RunSummary): string {
   if (s.target === 'embedded') {
     out.push('             (the embedded controller runs on this machine and shares its CPU with the generator)');
   }
+  const connections = ownConnectionsLine(s);
+  if (connections !== undefined) out.push(connections);
   out.push(saturationLine(s));
   return `${out.join('\n')}\n`;
 }

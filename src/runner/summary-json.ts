@@ -150,6 +150,10 @@ export interface RunSummary {
   series?: import('./run-series.js').RunSeries;
   /** The faults the generator injected (issue 12 §2): window, target, devices and requests hit; absent without faults. */
   faults?: import('./faults/fault-summary.js').FaultSummary[];
+  /** Devices with connections of their own (API v1's mutual TLS, v2 `connection: per-device`):
+   *  connects, resumed TLS sessions, failures, certificate switches and connections lost with a
+   *  device that went down. Absent when every device used the shared v2 pool. */
+  connections?: import('../transport/own-connection-figures.js').OwnConnections;
   thresholds: ThresholdResult[];
   generator: GeneratorHealth;
   /** Who was saturated (the controller, the generator or neither) and the figures that say so

@@ -9,7 +9,8 @@
 // doing a full handshake. When a device moves from its onboarding certificate to its device
 // certificate (after registration), the old connection is closed after the requests on it finish,
 // the onboarding context is dropped, and the new connection starts without a session: a session
-// resumes the identity it was made with, so it must never cross certificates. Devices without a
+// resumes the identity it was made with, so it must never cross certificates. A device that goes
+// down (deviceDown) loses its connection and session the same way, as a rebooted EVE does. Devices without a
 // client certificate share one context. Connects of all devices go through one ConnectPacer, so a
 // controller restart does not turn into a synchronised handshake storm.
 //
@@ -66,6 +67,8 @@ export interface PerDeviceTransportStats extends ConnectorCounters {
   contextsCreated: number;
   /** Times a device moved its connection to another client certificate. */
   certSwitches: number;
+  /** Times a device went down (reboot, power loss) and its connection and TLS session were let go. */
+  deviceRestarts: number;
   /** Connects waiting in the pacer, and connects the pacer delayed because they were part of a burst. */
   connectsWaiting: number;
   connectsPaced: number;
@@ -110,6 +113,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   private sharedContext: tls.SecureContext | undefined;
   private contextsCreated = 0;
   private certSwitches = 0;
+  private deviceRestarts = 0;
   private closed = false;
 
   constructor(private readonly opts: PerDeviceTransportOptions) {
@@ -159,6 +163,24 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     await link.client?.close();
   }
 
+  /**
+   * The device went down (reboot, power loss, poweroff): a real device's sockets and its in-memory
+   * TLS session cache die with it, so after it boots the controller sees a new connection with a
+   * full handshake. Its connection closes once the requests on it are answered (the device ignores
+   * those answers; failing them here would count them as transport errors the controller never
+   * caused); its next request connects afresh, without a session. Its TLS contexts are kept: they
+   * hold only its key and certificate, which survive a reboot, and rebuilding them changes nothing
+   * on the wire.
+   */
+  deviceDown(deviceIndex: number): void {
+    const link = this.links.get(deviceIndex);
+    if (!link?.client) return;
+    this.deviceRestarts++;
+    link.client.close().catch(() => undefined);
+    link.client = undefined;
+    link.slot = undefined;
+  }
+
   stats(): PerDeviceTransportStats {
     let sockets = 0;
     let queued = 0;
@@ -179,6 +201,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       running,
       contextsCreated: this.contextsCreated,
       certSwitches: this.certSwitches,
+      deviceRestarts: this.deviceRestarts,
       connectsWaiting: p.waiting,
       connectsPaced: p.paced,
     };

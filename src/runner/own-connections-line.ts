@@ -1,0 +1,25 @@
+// The report's "connections" line: what the devices with connections of their own (API v1's mutual
+// TLS, v2 groups with `connection: per-device`) asked of the controller's TLS side. Every connect
+// that did not resume a session was a full handshake there.
+
+import type { OwnConnectionFigures } from '../transport/own-connection-figures.js';
+import type { RunSummary } from './summary-json.js';
+
+export function ownConnectionsLine(s: RunSummary): string | undefined {
+  const c = s.connections;
+  if (!c) return undefined;
+  const parts: string[] = [];
+  if (c.v1) parts.push(`API v1 (mutual TLS) ${describe(c.v1)}`);
+  if (c.v2PerDevice) parts.push(`API v2 per-device ${describe(c.v2PerDevice)}`);
+  return parts.length > 0 ? `connections  ${parts.join('; ')}` : undefined;
+}
+
+function describe(f: OwnConnectionFigures): string {
+  const full = f.connects - f.resumed;
+  const extra = [
+    f.failed > 0 ? `${f.failed} failed` : '',
+    f.certSwitches > 0 ? `${f.certSwitches} certificate switches` : '',
+    f.deviceRestarts > 0 ? `${f.deviceRestarts} let go with a device that went down` : '',
+  ].filter((x) => x !== '');
+  return `${f.devices} devices: ${f.connects} connects, ${full} full handshakes, ${f.resumed} resumed` + (extra.length > 0 ? ` (${extra.join(', ')})` : '');
+}

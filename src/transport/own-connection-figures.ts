@@ -1,0 +1,46 @@
+// What the devices that hold connections of their own (API v1's mutual TLS, and API v2 groups with
+// `connection: per-device`) did on the wire over a run: connects, how many resumed a TLS session,
+// failed connects, certificate switches and connections let go because their device went down. A
+// controller pays a full handshake for every connect that did not resume, so these say what the
+// run asked of its TLS side; the shared v2 pool has no per-device connections and is not here.
+
+import type { PerDeviceTransportStats } from './mtls-transport.js';
+
+export interface OwnConnectionFigures {
+  /** Devices that opened at least one connection of their own. */
+  devices: number;
+  /** Completed connects (TCP and TLS handshake), resumed ones included. */
+  connects: number;
+  /** Connects whose TLS handshake resumed a session. */
+  resumed: number;
+  /** Connect attempts that failed (refused, reset, TLS verification, timeout). */
+  failed: number;
+  /** Moves from the onboarding to the device certificate (each a new connection without a session). */
+  certSwitches: number;
+  /** Times a device went down (reboot, power loss, poweroff) and its connection and session went with it. */
+  deviceRestarts: number;
+}
+
+/** By route: API v1 devices, and API v2 devices of `connection: per-device` groups. */
+export interface OwnConnections {
+  v1?: OwnConnectionFigures;
+  v2PerDevice?: OwnConnectionFigures;
+}
+
+export function ownConnectionFigures(s: PerDeviceTransportStats): OwnConnectionFigures {
+  return { devices: s.devices, connects: s.connected, resumed: s.resumed, failed: s.failed, certSwitches: s.certSwitches, deviceRestarts: s.deviceRestarts };
+}
+
+/** The workers' figures added up; undefined when none had connections of its own. */
+export function sumOwnConnections(list: readonly (OwnConnections | undefined)[]): OwnConnections | undefined {
+  const out: OwnConnections = {};
+  for (const c of list) {
+    for (const route of ['v1', 'v2PerDevice'] as const) {
+      const f = c?.[route];
+      if (!f) continue;
+      const into = (out[route] ??= { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0 });
+      for (const k of Object.keys(into) as (keyof OwnConnectionFigures)[]) into[k] += f[k];
+    }
+  }
+  return out.v1 || out.v2PerDevice ? out : undefined;
+}
