@@ -2,7 +2,8 @@
 // dist/workers/fleet-worker.js; needs `npm run build` first) against the embedded controller:
 // during the window every request fails at once (ENETUNREACH, in the generator's transport),
 // after it the devices recover and poll their configuration again; the summary and the report show
-// the fault with the devices and requests it hit.
+// the fault with the devices and requests it hit. Its API v1 devices lose their own connections to
+// it and make them again afterwards, resuming their TLS sessions.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,8 @@ const dir = mkdtempSync(join(tmpdir(), 'evesim-faults-e2e-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const DEVICES = 6;
+/** Of them, on API v1 (connections of their own, which the partition breaks). */
+const V1_DEVICES = 2;
 // Five minutes planned: the test ends the run phase once the devices have recovered.
 const SCENARIO = `
 name: partition-e2e
@@ -24,7 +27,12 @@ target: embedded
 arrival: { model: uniform, over: 1s }
 groups:
   - name: a
-    count: ${DEVICES}
+    count: ${DEVICES - V1_DEVICES}
+    configItems:
+      timer.config.interval: 10
+  - name: old
+    count: ${V1_DEVICES}
+    api: v1
     configItems:
       timer.config.interval: 10
 timeline:
@@ -115,6 +123,14 @@ describe('partition fault against the embedded controller', () => {
     expect(s.devices.onboarded).toBe(DEVICES);
     expect(s.undelivered.total).toBe(0);
     expect(result.exitCode).toBe(0);
+    // The v1 devices' own connections: broken by the partition (both poll every 10 s, so within
+    // the 15 s window), made again after it, resuming the TLS session (no reboot: EVE still has it).
+    const v1 = s.connections!.v1!;
+    expect(v1.devices).toBe(V1_DEVICES);
+    expect(v1.connectionsLost).toBeGreaterThanOrEqual(V1_DEVICES);
+    expect(v1.resumed).toBeGreaterThanOrEqual(V1_DEVICES);
+    expect(v1.deviceRestarts).toBe(0);
+    expect(report.join('')).toMatch(/connections +API v1 \(mutual TLS\) 2 devices: .* lost to network faults/);
     expect(report.join('')).toMatch(/faults +1 injected by the generator\n +partition +all devices, 20s → 35s: \d of 6 devices hit, \d+ requests affected; \d of \d current again, the last [\d.]+s after the end/);
   }, 200_000);
 });

@@ -38,7 +38,12 @@ class FakeTimers implements FaultTimers {
 
 class FakeInner {
   readonly seen: TransportRequest[] = [];
+  /** Devices whose connection a fault broke, in order. */
+  readonly lost: number[] = [];
   destroyed = false;
+  connectionLost(deviceIndex: number): void {
+    this.lost.push(deviceIndex);
+  }
   async request(req: TransportRequest): Promise<TransportResponse> {
     this.seen.push(req);
     return { status: 200, headers: {}, body: new Uint8Array(0) };
@@ -153,6 +158,31 @@ describe('FaultTransport', () => {
     expect(await codeOf(t.request(req(1)))).toBe('answered'); // already current: the first answer counts
     expect([...t.recovered[0]!].sort()).toEqual([1, 2]);
     expect(t.recoveryMs[0]).toBe(9_000);
+  });
+
+  it('a request a fault fails costs its device the connection; a delayed or untouched one does not', async () => {
+    const { t, timers, inner } = setup(
+      [
+        { atMs: 0, action: 'partition', devices: [1] },
+        { atMs: 0, action: 'blackhole', devices: [2] },
+        { atMs: 0, action: 'reset', devices: [3] },
+        { atMs: 0, action: 'latency', devices: [4], delayMs: 10 },
+        { atMs: 0, action: 'tls-failure', devices: [6] },
+      ],
+      1000,
+    );
+    expect(await codeOf(t.request(req(1)))).toBe('ENETUNREACH');
+    const hung = codeOf(t.request(req(2)));
+    expect(inner.lost).toEqual([1]); // the blackholed request has not failed yet
+    await timers.advance(1000);
+    expect(await hung).toBe('timeout');
+    expect(await codeOf(t.request(req(3)))).toBe('ECONNRESET');
+    const delayed = codeOf(t.request(req(4)));
+    await timers.advance(10);
+    expect(await delayed).toBe('answered');
+    expect(await codeOf(t.request(req(5)))).toBe('answered');
+    expect(await codeOf(t.request(req(6)))).toBe('ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE');
+    expect(inner.lost).toEqual([1, 2, 3, 6]);
   });
 
   it('destroy() ends hung requests with closed and destroys the inner transport', async () => {

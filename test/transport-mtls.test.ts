@@ -2,8 +2,8 @@
 // certificates and reports, per request, which certificate it saw, on which socket, and whether
 // the TLS session was resumed: contexts built once per device and certificate, reconnects resumed,
 // the switch from the onboarding to the device certificate (and no session carried across it), a
-// device that went down losing its connection and session, one connection per device, and server
-// verification still on.
+// device that went down losing its connection and session, a connection lost to the network made
+// again with its session, one connection per device, and server verification still on.
 
 import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
@@ -170,6 +170,36 @@ describe('per-device mutual-TLS transport', () => {
       expect(st.contextsCreated).toBe(1);
       // The old connection closes once its request was answered.
       await vi.waitFor(() => expect(t.stats().sockets).toBe(1), { timeout: 10_000, interval: 10 });
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('makes a connection lost to the network again and resumes its session, never across certificates', async () => {
+    const t = transport();
+    try {
+      const o1 = await send(t, 0, 'onboarding');
+      t.connectionLost(0);
+      const o2 = await send(t, 0, 'onboarding');
+      expect(o2.socket).not.toBe(o1.socket);
+      // Not a reboot: EVE's client still holds the session in memory and offers it.
+      expect([o1.reused, o2.reused]).toEqual([false, true]);
+      t.connectionLost(0);
+      // Lost while on the onboarding certificate; the next request wants the device certificate.
+      const d1 = await send(t, 0, 'device');
+      expect(d1.peer).toBe(fp(ids[0]!.deviceCertPem));
+      expect(d1.reused).toBe(false);
+      t.connectionLost(0);
+      const d2 = await send(t, 0, 'device');
+      expect(d2.reused).toBe(true);
+      expect(d2.socket).not.toBe(d1.socket);
+      const st = t.stats();
+      expect(st.connectionsLost).toBe(3);
+      expect(st.deviceRestarts).toBe(0);
+      expect(st.connected).toBe(4);
+      expect(st.resumed).toBe(2);
+      // The onboarding to device move happened with no connection open: not a switch of a live one.
+      expect(st.certSwitches).toBe(0);
     } finally {
       await t.destroy();
     }

@@ -12,7 +12,10 @@
 //                the server acted on it, the device does not know
 //   latency      waits delay ± jitter before the request goes out
 //
-// When several are active, failing ones win over reset, and latency comes first.
+// When several are active, failing ones win over reset, and latency comes first. A request a fault
+// fails also costs its device the connection, as a failed request costs EVE's client its
+// connection: devices with connections of their own (API v1, v2 per-device) connect again after
+// it, resuming their TLS session; the shared v2 pool is left alone.
 
 import type { Clock, Rng, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { TransportError } from '../device/ports.js';
@@ -74,7 +77,13 @@ export class FaultTransport implements Transport {
   private readonly waits = new Map<unknown, (err?: Error) => void>();
 
   constructor(
-    private readonly inner: Transport & { close?(): Promise<void>; destroy?(): Promise<void>; stats?(): { running: number; queued?: number } },
+    private readonly inner: Transport & {
+      close?(): Promise<void>;
+      destroy?(): Promise<void>;
+      stats?(): { running: number; queued?: number };
+      /** A fault broke this device's connection (FleetTransport: devices with connections of their own make a new one). */
+      connectionLost?(deviceIndex: number): void;
+    },
     plan: FaultPlan,
     private readonly opts: FaultTransportOptions,
   ) {
@@ -119,17 +128,20 @@ export class FaultTransport implements Transport {
     if (delay > 0) await this.wait(delay);
     if (fail) {
       this.count(fail, req);
+      this.inner.connectionLost?.(req.deviceIndex);
       throw this.error(fail, req, 'fault injected');
     }
     if (hang) {
       this.count(hang, req);
       await this.wait(this.timeoutMs);
+      this.inner.connectionLost?.(req.deviceIndex);
       throw this.error(hang, req, `no HTTP answer within ${this.timeoutMs} ms (fault injected)`);
     }
     if (reset) {
       this.count(reset, req);
       // The request reaches the server; whatever it answers is lost with the connection.
       await this.inner.request(req).catch(() => undefined);
+      this.inner.connectionLost?.(req.deviceIndex);
       throw this.error(reset, req, 'connection reset after the request was sent (fault injected)');
     }
     return this.inner.request(req).then((res) => this.noteAnswer(req, res));

@@ -19,7 +19,12 @@ export interface FaultableDevice {
   tpmReset?(): boolean;
 }
 
-type WorkerTransport = Transport & { close?(): Promise<void>; destroy?(): Promise<void>; stats?(): { running: number; queued?: number } };
+type WorkerTransport = Transport & {
+  close?(): Promise<void>;
+  destroy?(): Promise<void>;
+  stats?(): { running: number; queued?: number };
+  connectionLost?(deviceIndex: number): void;
+};
 
 export class ShardFaults {
   readonly plan: FaultPlan;

@@ -74,6 +74,16 @@ export class FleetTransport implements Transport {
     }
   }
 
+  /** A network fault broke the device's connection: its own connection, if it has one, is made again (resuming its session). */
+  connectionLost(deviceIndex: number): void {
+    switch (this.routes[this.layout.groupOf(deviceIndex)]) {
+      case 'v1':
+        return this.v1!.connectionLost(deviceIndex);
+      case 'v2-per-device':
+        return this.v2PerDevice!.connectionLost(deviceIndex);
+    }
+  }
+
   stats(): FleetTransportStats {
     const shared = this.shared?.stats();
     const v2PerDevice = this.v2PerDevice?.stats();

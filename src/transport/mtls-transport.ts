@@ -25,7 +25,7 @@ import { Client } from 'undici';
 import type { ClientCertKind, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { ConnectPacer } from './connect-pacer.js';
 import { EVE_TLS_CIPHERS, Exchange, parseBaseUrl, type ExchangeOwner } from './controller-transport.js';
-import { makePacedConnector, type ConnectorCounters } from './paced-connector.js';
+import { makePacedConnector, type ConnectorCounters, type TlsSessionHolder } from './paced-connector.js';
 import type { ControllerClientOptions } from './controller-client-options.js';
 
 /** The certificates a device can present. Key objects are made once per device (identity layer). */
@@ -69,6 +69,8 @@ export interface PerDeviceTransportStats extends ConnectorCounters {
   certSwitches: number;
   /** Times a device went down (reboot, power loss) and its connection and TLS session were let go. */
   deviceRestarts: number;
+  /** Times a network fault cost a device its connection (its next connect resumes the session). */
+  connectionsLost: number;
   /** Connects waiting in the pacer, and connects the pacer delayed because they were part of a burst. */
   connectsWaiting: number;
   connectsPaced: number;
@@ -80,6 +82,9 @@ type Slot = ClientCertKind | 'none';
 class DeviceLink {
   client: Client | undefined;
   slot: Slot | undefined;
+  /** The TLS session, made with the certificate of `sessionSlot`: kept when the connection is lost, not when the device goes down. */
+  session: TlsSessionHolder = { session: undefined };
+  sessionSlot: Slot | undefined;
   /** Contexts by slot; 'none' uses the transport's shared context and is never stored here. */
   onboardingContext: tls.SecureContext | undefined;
   deviceContext: tls.SecureContext | undefined;
@@ -114,6 +119,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   private contextsCreated = 0;
   private certSwitches = 0;
   private deviceRestarts = 0;
+  private connectionsLost = 0;
   private closed = false;
 
   constructor(private readonly opts: PerDeviceTransportOptions) {
@@ -176,7 +182,26 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     const link = this.links.get(deviceIndex);
     if (!link?.client) return;
     this.deviceRestarts++;
-    link.client.close().catch(() => undefined);
+    this.letGo(link);
+    link.session = { session: undefined };
+  }
+
+  /**
+   * A network fault broke the device's connection (a partition, a blackholed request that timed
+   * out, a reset): EVE's client drops a connection whose request failed and connects again, and
+   * having kept its TLS session in memory, resumes it. The connection closes once the requests on
+   * it are answered; the next request connects afresh and offers the session.
+   */
+  connectionLost(deviceIndex: number): void {
+    const link = this.links.get(deviceIndex);
+    if (!link?.client) return;
+    this.connectionsLost++;
+    this.letGo(link);
+  }
+
+  /** Closes the link's connection after the requests on it; the next request makes a new one. */
+  private letGo(link: DeviceLink): void {
+    link.client!.close().catch(() => undefined);
     link.client = undefined;
     link.slot = undefined;
   }
@@ -202,6 +227,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       contextsCreated: this.contextsCreated,
       certSwitches: this.certSwitches,
       deviceRestarts: this.deviceRestarts,
+      connectionsLost: this.connectionsLost,
       connectsWaiting: p.waiting,
       connectsPaced: p.paced,
     };
@@ -247,6 +273,11 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       this.certSwitches++;
       link.client.close().catch(() => undefined);
     }
+    // A session resumes the identity it was made with: another certificate starts without one.
+    if (link.sessionSlot !== slot) {
+      link.session = { session: undefined };
+      link.sessionSlot = slot;
+    }
     if (slot === 'device') link.onboardingContext = undefined;
     link.slot = slot;
     link.client = new Client(this.origin, {
@@ -259,6 +290,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
           servername: this.opts.servername,
           connectTimeoutMs: this.connectTimeoutMs,
           keepAliveInitialDelayMs: 60_000,
+          sessionHolder: link.session,
         },
         this.counters,
       ),

@@ -3,6 +3,7 @@
 // failed connects, certificate switches and connections let go because their device went down. A
 // controller pays a full handshake for every connect that did not resume, so these say what the
 // run asked of its TLS side; the shared v2 pool has no per-device connections and is not here.
+// Connections lost to network faults are counted too (they reconnect resuming their session).
 
 import type { PerDeviceTransportStats } from './mtls-transport.js';
 
@@ -19,6 +20,8 @@ export interface OwnConnectionFigures {
   certSwitches: number;
   /** Times a device went down (reboot, power loss, poweroff) and its connection and session went with it. */
   deviceRestarts: number;
+  /** Times a network fault cost a device its connection (it connected again, offering its session). */
+  connectionsLost: number;
 }
 
 /** By route: API v1 devices, and API v2 devices of `connection: per-device` groups. */
@@ -28,7 +31,15 @@ export interface OwnConnections {
 }
 
 export function ownConnectionFigures(s: PerDeviceTransportStats): OwnConnectionFigures {
-  return { devices: s.devices, connects: s.connected, resumed: s.resumed, failed: s.failed, certSwitches: s.certSwitches, deviceRestarts: s.deviceRestarts };
+  return {
+    devices: s.devices,
+    connects: s.connected,
+    resumed: s.resumed,
+    failed: s.failed,
+    certSwitches: s.certSwitches,
+    deviceRestarts: s.deviceRestarts,
+    connectionsLost: s.connectionsLost,
+  };
 }
 
 /** The workers' figures added up; undefined when none had connections of its own. */
@@ -38,8 +49,9 @@ export function sumOwnConnections(list: readonly (OwnConnections | undefined)[])
     for (const route of ['v1', 'v2PerDevice'] as const) {
       const f = c?.[route];
       if (!f) continue;
-      const into = (out[route] ??= { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0 });
-      for (const k of Object.keys(into) as (keyof OwnConnectionFigures)[]) into[k] += f[k];
+      const into = (out[route] ??= { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0 });
+      // ?? 0: summaries written before connectionsLost existed (evesim merge).
+      for (const k of Object.keys(into) as (keyof OwnConnectionFigures)[]) into[k] += f[k] ?? 0;
     }
   }
   return out.v1 || out.v2PerDevice ? out : undefined;

@@ -18,8 +18,19 @@ export interface PacedConnectorOptions {
   servername?: string;
   /** Time allowed for TCP connect plus TLS handshake. */
   connectTimeoutMs: number;
+  /**
+   * Where the TLS session is kept (the newest ticket wins). Given when the session must outlive
+   * this connector (a device's connection lost to the network, then made again: it resumes);
+   * otherwise the connector keeps its own.
+   */
+  sessionHolder?: TlsSessionHolder;
   /** TCP keep-alive probe delay on idle pooled sockets. */
   keepAliveInitialDelayMs: number;
+}
+
+/** A TLS session kept between connects. */
+export interface TlsSessionHolder {
+  session: Buffer | undefined;
 }
 
 export interface ConnectorCounters {
@@ -44,7 +55,7 @@ export function makePacedConnector(
   counters: ConnectorCounters,
 ): buildConnector.connector {
   // One origin per transport, so one session slot; the newest ticket wins.
-  let session: Buffer | undefined;
+  const held: TlsSessionHolder = opts.sessionHolder ?? { session: undefined };
 
   return (target, callback) => {
     opts.pacer.run((done) => {
@@ -59,11 +70,11 @@ export function makePacedConnector(
           servername,
           secureContext: opts.secureContext,
           rejectUnauthorized: opts.rejectUnauthorized,
-          session,
+          session: held.session,
           ALPNProtocols: ['http/1.1'],
         });
         tlsSocket.on('session', (s: Buffer) => {
-          session = s;
+          held.session = s;
         });
         socket = tlsSocket;
       } else {
@@ -94,7 +105,7 @@ export function makePacedConnector(
         counters.failed++;
         socket.on('error', ignore); // late errors from the dying socket
         // A session the server refuses must not be offered again and again.
-        if (isTlsFailure(err)) session = undefined;
+        if (isTlsFailure(err)) held.session = undefined;
         done();
         callback(err, null);
       };
