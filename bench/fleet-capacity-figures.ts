@@ -7,6 +7,16 @@ import type { RunInterval } from '../src/runner/run-series.js';
 
 /** CPU seconds (user + system, every thread) from the text of /proc/<pid>/stat. */
 export function cpuSecondsFromProcStat(stat: string, clockTicksPerSecond: number): number {
+  const t = procStatTimes(stat, clockTicksPerSecond);
+  return t.userS + t.systemS;
+}
+
+/**
+ * User and system (kernel) CPU seconds, every thread, from the text of /proc/<pid>/stat. The
+ * kernel's share matters on loopback: a socket write there also runs the receiver's TCP input in
+ * the writer's system time, which a generator on another machine than its controller would not pay.
+ */
+export function procStatTimes(stat: string, clockTicksPerSecond: number): { userS: number; systemS: number } {
   // The command name (field 2) is in parentheses and may itself hold spaces and ')': the fields
   // after the last ')' start with field 3 (state); utime and stime are fields 14 and 15.
   const close = stat.lastIndexOf(')');
@@ -15,7 +25,7 @@ export function cpuSecondsFromProcStat(stat: string, clockTicksPerSecond: number
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`/proc/<pid>/stat has no utime/stime: ${JSON.stringify(stat.slice(0, 120))}`);
-  return (utime + stime) / clockTicksPerSecond;
+  return { userS: utime / clockTicksPerSecond, systemS: stime / clockTicksPerSecond };
 }
 
 /** Resident set size in bytes from the text of /proc/<pid>/status (its VmRSS line, in kB = KiB). */
@@ -31,11 +41,18 @@ export interface ProcSample {
   atMs: number;
   /** Cumulative CPU seconds of the process. */
   cpuS: number;
+  /** Of them, in the kernel (system time); absent from samples that did not read it. */
+  systemS?: number;
   rssBytes: number;
 }
 
-/** Cumulative CPU seconds at `atMs`, linear between the two samples around it. */
-export function cpuSecondsAt(samples: readonly ProcSample[], atMs: number): number {
+/** Cumulative CPU seconds at `atMs` (or of `field`: system time), linear between the two samples around it. */
+export function cpuSecondsAt(samples: readonly ProcSample[], atMs: number, field: 'cpuS' | 'systemS' = 'cpuS'): number {
+  const v = (s: ProcSample): number => {
+    const x = s[field];
+    if (x === undefined) throw new Error(`a CPU sample of ${new Date(s.atMs).toISOString()} has no ${field}`);
+    return x;
+  };
   if (samples.length === 0) throw new Error('no CPU samples');
   const first = samples[0]!;
   const last = samples[samples.length - 1]!;
@@ -46,10 +63,10 @@ export function cpuSecondsAt(samples: readonly ProcSample[], atMs: number): numb
     const b = samples[i]!;
     if (b.atMs < atMs) continue;
     const a = samples[i - 1]!;
-    if (b.atMs === a.atMs) return b.cpuS;
-    return a.cpuS + ((b.cpuS - a.cpuS) * (atMs - a.atMs)) / (b.atMs - a.atMs);
+    if (b.atMs === a.atMs) return v(b);
+    return v(a) + ((v(b) - v(a)) * (atMs - a.atMs)) / (b.atMs - a.atMs);
   }
-  return last.cpuS;
+  return v(last);
 }
 
 /** A part of the run phase, ms since the run's start instant. */

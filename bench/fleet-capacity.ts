@@ -31,7 +31,7 @@ import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import {
   cpuSecondsAt,
-  cpuSecondsFromProcStat,
+  procStatTimes,
   defaultArrivalOverMs,
   lagInWindow,
   largestGood,
@@ -123,6 +123,8 @@ interface SizeResult {
   rssMeanBytes?: number;
   rssPeakBytes?: number;
   controllerCpuPerRequestUs?: number;
+  /** The generator's system (kernel) time ÷ its CPU time over the window. */
+  kernelShare?: number;
   onboardedAtS?: number;
   window?: { fromS: number; toS: number };
   problem?: string;
@@ -153,9 +155,11 @@ async function freePorts(n: number): Promise<number[]> {
 function readProc(pid: number): ProcSample | undefined {
   try {
     const atMs = Date.now();
+    const t = procStatTimes(readFileSync(`/proc/${pid}/stat`, 'utf8'), clockTicks);
     return {
       atMs,
-      cpuS: cpuSecondsFromProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'), clockTicks),
+      cpuS: t.userS + t.systemS,
+      systemS: t.systemS,
       rssBytes: rssBytesFromProcStatus(readFileSync(`/proc/${pid}/status`, 'utf8')),
     };
   } catch {
@@ -261,6 +265,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   const { window: w } = steady;
   const at = (ms: number) => startMs + ms;
   const cpuS = cpuSecondsAt(genSamples, at(w.toMs)) - cpuSecondsAt(genSamples, at(w.fromMs));
+  const systemS = cpuSecondsAt(genSamples, at(w.toMs), 'systemS') - cpuSecondsAt(genSamples, at(w.fromMs), 'systemS');
   const requests = requestsInWindow(summary.series!.intervals, w);
   const ctlCpuS = cpuSecondsAt(ctlSamples, at(w.toMs)) - cpuSecondsAt(ctlSamples, at(w.fromMs));
   const rss = rssInWindow(genSamples, at(w.fromMs), at(w.toMs));
@@ -268,6 +273,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   return {
     ...result,
     figures: sizeFigures(devices, w, cpuS, requests),
+    ...(cpuS > 0 ? { kernelShare: systemS / cpuS } : {}),
     ...(lag ? { lag } : {}),
     ...(rss ? { rssMeanBytes: rss.meanBytes, rssPeakBytes: rss.peakBytes } : {}),
     ...(requests > 0 ? { controllerCpuPerRequestUs: (ctlCpuS * 1e6) / requests } : {}),
@@ -289,7 +295,8 @@ function printSize(r: SizeResult): void {
   console.log(
     `  ${r.devices} devices${r.generator ? ` (${r.generator})` : ''} (exit ${r.exitCode}): all onboarded at ${f1(r.onboardedAtS, 0)} s; steady window ${f1(r.window!.fromS, 0)}–${f1(r.window!.toS, 0)} s: ` +
       `${f.requests} requests, generator ${f.cpuS.toFixed(1)} CPU-s; ${f.cpuPerDeviceMinuteMs.toFixed(2)} ms CPU per device-minute, ` +
-      `${f.requestsPerDeviceMinute.toFixed(2)} requests per device-minute, ${f.cpuPerRequestUs.toFixed(0)} µs CPU per request; ` +
+      `${f.requestsPerDeviceMinute.toFixed(2)} requests per device-minute, ${f.cpuPerRequestUs.toFixed(0)} µs CPU per request` +
+      `${r.kernelShare !== undefined ? ` (${(r.kernelShare * 100).toFixed(0)} % of it in the kernel)` : ''}; ` +
       `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
       `controller ${f1(r.controllerCpuPerRequestUs, 0)} µs CPU per request`,
   );
@@ -313,6 +320,7 @@ function printTable(results: SizeResult[]): void {
   row(`… relative to ${base.devices.toLocaleString('en')} devices`, (r) => `${(r.figures!.cpuPerDeviceMinuteMs / base.figures!.cpuPerDeviceMinuteMs).toFixed(2)}`);
   row('requests per device-minute', (r) => r.figures!.requestsPerDeviceMinute.toFixed(2));
   row('generator CPU per request', (r) => `${r.figures!.cpuPerRequestUs.toFixed(0)} µs`);
+  row('… of it in the kernel (system time; on loopback it includes the receiver side of each write)', (r) => (r.kernelShare === undefined ? '—' : `${(r.kernelShare * 100).toFixed(0)} %`));
   row('worker loop lag p99 (worst 1 s interval / 95 % of intervals)', (r) => `${f1(r.lag?.worstMs)} / ${f1(r.lag?.typicalMs)} ms`);
   row('generator RSS (mean in the window)', (r) => `${f1((r.rssMeanBytes ?? NaN) / MiB, 0)} MiB`);
   row('RSS growth per device from the previous size', (r, i) =>

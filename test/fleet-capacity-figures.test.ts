@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   cpuSecondsAt,
   cpuSecondsFromProcStat,
+  procStatTimes,
   defaultArrivalOverMs,
   lagInWindow,
   largestGood,
@@ -27,6 +28,7 @@ describe('/proc', () => {
     const stat = '4242 (node (x) y) S 1 4242 4242 0 -1 4194560 9000 0 0 0 1500 300 0 0 20 0 11 0 123456 1234567890 50000 18446744073709551615';
     expect(cpuSecondsFromProcStat(stat, 100)).toBe(18);
     expect(cpuSecondsFromProcStat(stat, 1000)).toBe(1.8);
+    expect(procStatTimes(stat, 100)).toEqual({ userS: 15, systemS: 3 });
     expect(() => cpuSecondsFromProcStat('garbage', 100)).toThrow('not a /proc/<pid>/stat line');
     expect(() => cpuSecondsFromProcStat('1 (x) S 1 2', 100)).toThrow('has no utime/stime');
   });
@@ -53,6 +55,12 @@ describe('CPU between samples', () => {
     expect(cpuSecondsAt(samples, 3000)).toBe(2);
     expect(cpuSecondsAt(samples, 4500)).toBe(5);
     expect(cpuSecondsAt(samples, 5000)).toBe(6);
+  });
+  it('interpolates the kernel time the same way, and says when a sample lacks it', () => {
+    const withSystem = samples.map((s, i) => ({ ...s, systemS: [0.5, 1, 2][i]! }));
+    expect(cpuSecondsAt(withSystem, 2000, 'systemS')).toBe(0.75);
+    expect(cpuSecondsAt(withSystem, 4000, 'systemS')).toBe(1.5);
+    expect(() => cpuSecondsAt(samples, 2000, 'systemS')).toThrow('has no systemS');
   });
   it('refuses an instant outside the samples', () => {
     expect(() => cpuSecondsAt(samples, 999)).toThrow('no CPU sample around');
