@@ -66,22 +66,18 @@ export class FleetTransport implements Transport {
    * real devices each hold one), so nothing changes for them.
    */
   deviceDown(deviceIndex: number): void {
-    switch (this.routes[this.layout.groupOf(deviceIndex)]) {
-      case 'v1':
-        return this.v1!.deviceDown(deviceIndex);
-      case 'v2-per-device':
-        return this.v2PerDevice!.deviceDown(deviceIndex);
-    }
+    this.ownConnectionsOf(deviceIndex)?.deviceDown(deviceIndex);
   }
 
   /** A network fault broke the device's connection: its own connection, if it has one, is made again (resuming its session). */
   connectionLost(deviceIndex: number): void {
-    switch (this.routes[this.layout.groupOf(deviceIndex)]) {
-      case 'v1':
-        return this.v1!.connectionLost(deviceIndex);
-      case 'v2-per-device':
-        return this.v2PerDevice!.connectionLost(deviceIndex);
-    }
+    this.ownConnectionsOf(deviceIndex)?.connectionLost(deviceIndex);
+  }
+
+  /** The per-device transport of the device's group; undefined for the shared v2 pool. */
+  private ownConnectionsOf(deviceIndex: number): PerDeviceTransport | undefined {
+    const route = this.routes[this.layout.groupOf(deviceIndex)];
+    return route === 'v1' ? this.v1 : route === 'v2-per-device' ? this.v2PerDevice : undefined;
   }
 
   stats(): FleetTransportStats {
