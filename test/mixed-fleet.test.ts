@@ -280,6 +280,11 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     expect(text).toMatch(/evesim_request_duration_seconds_count\{api="v1",endpoint="config",code="200",class="2xx"\} [1-9]/);
     expect(text).not.toMatch(/evesim_requests_total\{api="v1",endpoint="uuid"/);
     expect(text).toContain('evesim_devices_onboarded{api="v1"} 5');
+    // The workers' deltas carry their connection figures live: the power-cycled v1 device's third full handshake is there.
+    const fullV1 = Number(/^evesim_device_connects_total\{api="v1",handshake="full"\} (\d+)$/m.exec(text)?.[1]);
+    expect(fullV1).toBeGreaterThanOrEqual(5 * 2 + 1);
+    expect(fullV1).toBeLessThanOrEqual(result.ownConnections!.v1!.connects - result.ownConnections!.v1!.resumed);
+    expect(text).toMatch(/^evesim_device_connections_dropped_total\{api="v2",cause="device-down"\} 1$/m);
     const run = buildMeasuredRun({
       scenario: { name: 'mixed', file: 'mixed.yaml', seed: SEED },
       target: 'embedded',

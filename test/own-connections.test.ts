@@ -1,7 +1,12 @@
-// The run's figures for devices with connections of their own: summed over workers, and the
-// report's "connections" line (absent when every device used the shared v2 pool).
+// The run's figures for devices with connections of their own: summed over workers, the report's
+// "connections" line (absent when every device used the shared v2 pool), and the live Prometheus
+// counters fed by the workers' deltas.
 
 import { describe, expect, it } from 'vitest';
+import type { FleetDelta } from '../src/fleet/fleet-delta.js';
+import { MetricRecorder } from '../src/fleet/metric-recorder.js';
+import { FleetAggregate } from '../src/runner/aggregate.js';
+import { buildMetricsRegistry } from '../src/runner/metrics-server.js';
 import { ownConnectionsLine } from '../src/runner/own-connections-line.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { sumOwnConnections, type OwnConnectionFigures } from '../src/transport/own-connection-figures.js';
@@ -29,5 +34,44 @@ describe('connections of devices that hold their own', () => {
       'connections  API v1 (mutual TLS) 5 devices: 11 connects, 10 full handshakes, 1 resumed (2 failed, 5 certificate switches, 1 let go with a device that went down, 4 lost to network faults)',
     );
     expect(ownConnectionsLine(summary({ v2PerDevice: fig({ devices: 2, connects: 2 }) }))).toBe('connections  API v2 per-device 2 devices: 2 connects, 2 full handshakes, 0 resumed');
+  });
+
+  it('are live Prometheus counters, set from the latest delta of each worker (not added up delta by delta)', async () => {
+    const agg = new FleetAggregate();
+    const registry = buildMetricsRegistry(agg);
+    const delta = (workerId: number, ownConnections: FleetDelta['ownConnections']): FleetDelta => ({
+      workerId,
+      seq: 0,
+      final: false,
+      atMs: 0,
+      intervalMs: 1000,
+      ...new MetricRecorder().takeDelta(),
+      lifecycle: { idle: 0, 'fetching-certs': 0, registering: 0, uuid: 0, attesting: 0, onboarded: 4, stopped: 0 },
+      onboardedEver: 4,
+      started: 4,
+      shardSize: 4,
+      queueBacklog: {},
+      undelivered: {},
+      loop: { p50Ms: 1, p99Ms: 2, maxMs: 3, utilisation: 0.1 },
+      pendingTimers: 0,
+      ...(ownConnections ? { ownConnections } : {}),
+    });
+    agg.merge(delta(0, undefined));
+    expect(await registry.metrics()).not.toMatch(/^evesim_device_connects_total\{/m);
+    agg.merge(delta(0, { v1: fig({ devices: 3, connects: 6, resumed: 1, certSwitches: 3 }) }));
+    agg.merge(delta(1, { v1: fig({ devices: 2, connects: 4, failed: 1, deviceRestarts: 1 }), v2PerDevice: fig({ devices: 1, connects: 2, resumed: 1, connectionsLost: 1 }) }));
+    // Worker 0 again, later: its figures are absolute, so they replace its earlier ones.
+    agg.merge(delta(0, { v1: fig({ devices: 3, connects: 8, resumed: 3, certSwitches: 3, connectionsLost: 2 }) }));
+    const text = await registry.metrics();
+    // v1 full handshakes: worker 0's latest 8 − 3 and worker 1's 4 − 0 (not worker 0's first 6 − 1 on top).
+    expect(text).toContain('evesim_device_connects_total{api="v1",handshake="full"} 9');
+    expect(text).toContain('evesim_device_connects_total{api="v1",handshake="resumed"} 3');
+    expect(text).toContain('evesim_device_connects_total{api="v2",handshake="full"} 1');
+    expect(text).toContain('evesim_device_connect_failures_total{api="v1"} 1');
+    expect(text).toContain('evesim_device_connections_dropped_total{api="v1",cause="certificate-switch"} 3');
+    expect(text).toContain('evesim_device_connections_dropped_total{api="v1",cause="device-down"} 1');
+    expect(text).toContain('evesim_device_connections_dropped_total{api="v1",cause="network-fault"} 2');
+    expect(text).toContain('evesim_device_connections_dropped_total{api="v2",cause="network-fault"} 1');
+    expect(text).toMatch(/# TYPE evesim_device_connects_total counter/);
   });
 });

@@ -137,6 +137,8 @@ export interface FleetDelta {
   lps?: import('./lps-fleet.js').LpsWorkerFigures;
   /** Devices onboarded (first time) since the last delta: how long they took (onboarding-times.ts). */
   onboarding?: import('./onboarding-times.js').OnboardingDelta;
+  /** Devices with connections of their own: connects, handshakes, losses so far (absolute; absent: none). */
+  ownConnections?: import('../transport/own-connection-figures.js').OwnConnections;
 }
 
 export const LIFECYCLES: readonly DeviceLifecycle[] = [

@@ -11,6 +11,7 @@ import { PerDeviceTransport, type PerDeviceTransportStats } from '../transport/m
 import type { FleetLayout } from './fleet-layout.js';
 import type { ShardTask } from './worker-protocol.js';
 import { shardLocal } from './arrival-schedule.js';
+import type { OwnConnections } from '../transport/own-connection-figures.js';
 
 type Route = 'shared' | 'v2-per-device' | 'v1';
 
@@ -72,6 +73,15 @@ export class FleetTransport implements Transport {
   /** A network fault broke the device's connection: its own connection, if it has one, is made again (resuming its session). */
   connectionLost(deviceIndex: number): void {
     this.ownConnectionsOf(deviceIndex)?.connectionLost(deviceIndex);
+  }
+
+  /** The cumulative figures of the devices with connections of their own; undefined when the worker has none. */
+  ownConnections(): OwnConnections | undefined {
+    if (!this.v1 && !this.v2PerDevice) return undefined;
+    return {
+      ...(this.v1 ? { v1: this.v1.ownConnectionFigures() } : {}),
+      ...(this.v2PerDevice ? { v2PerDevice: this.v2PerDevice.ownConnectionFigures() } : {}),
+    };
   }
 
   /** The per-device transport of the device's group; undefined for the shared v2 pool. */

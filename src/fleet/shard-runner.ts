@@ -25,8 +25,7 @@ import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
 import { drainStartOffsetMs } from '../device/core/graceful-drain.js';
 import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identity.js';
-import { ownConnectionFigures, type OwnConnections } from '../transport/own-connection-figures.js';
-import type { PerDeviceTransportStats } from '../transport/mtls-transport.js';
+import type { OwnConnections } from '../transport/own-connection-figures.js';
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
@@ -85,7 +84,9 @@ export type TransportFactory = (
 ) => Transport & {
   close?(): Promise<void>;
   destroy?(): Promise<void>;
-  stats?(): { running: number; queued?: number; v1?: PerDeviceTransportStats; v2PerDevice?: PerDeviceTransportStats };
+  stats?(): { running: number; queued?: number };
+  /** Cumulative figures of the devices with connections of their own (FleetTransport); undefined: none. */
+  ownConnections?(): OwnConnections | undefined;
   /** The device went down: the connection of its own, if it has one, goes with it (FleetTransport). */
   deviceDown?(deviceIndex: number): void;
 };
@@ -154,7 +155,7 @@ export class ShardRunner {
   /** The worker's in-flight caps (set by run()). */
   private gate: InFlightGate | undefined;
   /** Told when a device goes down, so its own connection goes too (set by run()). */
-  private deviceConnections: Pick<ReturnType<TransportFactory>, 'deviceDown' | 'stats'> | undefined;
+  private deviceConnections: Pick<ReturnType<TransportFactory>, 'deviceDown' | 'ownConnections'> | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -407,11 +408,7 @@ export class ShardRunner {
 
   /** What the devices with connections of their own did on the wire; undefined when none has one. */
   private ownConnections(): OwnConnections | undefined {
-    const s = this.deviceConnections?.stats?.();
-    const out: OwnConnections = {};
-    if (s?.v1) out.v1 = ownConnectionFigures(s.v1);
-    if (s?.v2PerDevice) out.v2PerDevice = ownConnectionFigures(s.v2PerDevice);
-    return out.v1 || out.v2PerDevice ? out : undefined;
+    return this.deviceConnections?.ownConnections?.();
   }
 
   /** The run ended (not cut off): the devices' saved states are forgotten, so the next run starts a new session. */
@@ -700,6 +697,8 @@ export class ShardRunner {
     if (lps !== undefined) delta.lps = lps;
     const onboarding = this.onboardingClock?.take();
     if (onboarding) delta.onboarding = onboarding;
+    const connections = this.ownConnections();
+    if (connections) delta.ownConnections = connections;
     this.lastDeltaAt = now;
     return delta;
   }

@@ -2,6 +2,7 @@
 // class (and per endpoint over all classes), request/error/finding counters, and the latest gauges
 // of each worker. The metrics server, the progress view and the run summary all read from here.
 
+import { sumOwnConnections, type OwnConnections } from '../transport/own-connection-figures.js';
 import type { DeviceFinding, DeviceLifecycle } from '../device/device-options.js';
 import { emptyLifecycleCounts, LIFECYCLES, type CountDelta, type FleetDelta, type SeriesDelta, type StatusClass } from '../fleet/fleet-delta.js';
 import { addSparse, newLatencyHistogram, type LatencyHistogram, type SparseHistogram } from '../fleet/latency-histogram.js';
@@ -25,7 +26,10 @@ export type { EndpointTotals } from './endpoint-totals.js';
 
 /** The latest gauges of a worker (as its last delta gave them), and its loop figures over the run. */
 export interface WorkerGauges
-  extends Pick<FleetDelta, 'workerId' | 'lifecycle' | 'onboardedEver' | 'health' | 'started' | 'shardSize' | 'queueBacklog' | 'undelivered' | 'droppedByQuota' | 'loop' | 'pendingTimers'> {
+  extends Pick<
+    FleetDelta,
+    'workerId' | 'lifecycle' | 'onboardedEver' | 'health' | 'started' | 'shardSize' | 'queueBacklog' | 'undelivered' | 'droppedByQuota' | 'loop' | 'pendingTimers' | 'ownConnections'
+  > {
   /** Worst interval p99 / max event-loop lag and mean busy share over the run. */
   worstLoopP99Ms: number;
   worstLoopMaxMs: number;
@@ -151,6 +155,7 @@ export class FleetAggregate {
       queueBacklog: d.queueBacklog,
       undelivered: d.undelivered,
       ...(d.droppedByQuota ? { droppedByQuota: d.droppedByQuota } : {}),
+      ...(d.ownConnections ? { ownConnections: d.ownConnections } : {}),
       loop: d.loop,
       pendingTimers: d.pendingTimers,
       worstLoopP99Ms: Math.max(prev?.worstLoopP99Ms ?? 0, d.loop.p99Ms),
@@ -169,6 +174,11 @@ export class FleetAggregate {
     const out = emptyLifecycleCounts();
     for (const w of this.workers.values()) for (const k of LIFECYCLES) out[k] += w.lifecycle[k];
     return out;
+  }
+
+  /** Connections of the devices that hold their own, over all workers, as their latest deltas gave them (undefined: none). */
+  ownConnections(): OwnConnections | undefined {
+    return sumOwnConnections([...this.workers.values()].map((w) => w.ownConnections));
   }
 
   /** Devices whose last controller request succeeded / failed, over all workers (undefined: no worker says). */

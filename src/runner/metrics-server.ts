@@ -15,6 +15,8 @@
 //   evesim_worker_event_loop_lag_p99_seconds{worker}           gauge, the latest second's p99
 //   evesim_worker_busy_ratio{worker}                           gauge
 //   evesim_faults_active{fault}                                gauge (contract: prometheus/faults-active.ts)
+//   evesim_device_connects_total{api,handshake}, evesim_device_connect_failures_total{api},
+//   evesim_device_connections_dropped_total{api,cause}         counters (prometheus/own-connection-metrics.ts)
 //   evesim_run_info{scenario,seed,version,fleet_id,shard}      gauge, always 1
 // plus what the run's capabilities register (evesim_lps_*, evesim_controller_attest_*).
 
@@ -24,6 +26,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { FleetDelta } from '../fleet/fleet-delta.js';
 import type { FleetAggregate } from './aggregate.js';
 import { registerFaultsActive, type FaultsActiveReader } from './prometheus/faults-active.js';
+import { registerOwnConnectionMetrics } from './prometheus/own-connection-metrics.js';
 import type { ImpliedEndpoint } from './prometheus/implied-endpoints.js';
 import { evesimVersion } from './evesim-version.js';
 import { requestClassOf } from './prometheus/request-class.js';
@@ -143,6 +146,7 @@ export function buildMetricsRegistry(agg: FleetAggregate, run?: MetricsRunInfo):
     },
   });
   registerFaultsActive(registry, run?.faultsActive);
+  registerOwnConnectionMetrics(registry, agg);
   if (run) {
     new Gauge({
       name: 'evesim_run_info',

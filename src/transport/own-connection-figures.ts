@@ -5,8 +5,6 @@
 // run asked of its TLS side; the shared v2 pool has no per-device connections and is not here.
 // Connections lost to network faults are counted too (they reconnect resuming their session).
 
-import type { PerDeviceTransportStats } from './mtls-transport.js';
-
 export interface OwnConnectionFigures {
   /** Devices that opened at least one connection of their own. */
   devices: number;
@@ -28,18 +26,6 @@ export interface OwnConnectionFigures {
 export interface OwnConnections {
   v1?: OwnConnectionFigures;
   v2PerDevice?: OwnConnectionFigures;
-}
-
-export function ownConnectionFigures(s: PerDeviceTransportStats): OwnConnectionFigures {
-  return {
-    devices: s.devices,
-    connects: s.connected,
-    resumed: s.resumed,
-    failed: s.failed,
-    certSwitches: s.certSwitches,
-    deviceRestarts: s.deviceRestarts,
-    connectionsLost: s.connectionsLost,
-  };
 }
 
 /** The workers' figures added up; undefined when none had connections of its own. */
