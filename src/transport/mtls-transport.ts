@@ -181,10 +181,12 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
    */
   deviceDown(deviceIndex: number): void {
     const link = this.links.get(deviceIndex);
-    if (!link?.client) return;
+    if (!link) return;
+    // Also when no connection is open (a fault took it): the session must not survive the reboot.
+    link.session = { session: undefined };
+    if (!link.client) return;
     this.deviceRestarts++;
     this.letGo(link);
-    link.session = { session: undefined };
   }
 
   /**
