@@ -248,7 +248,7 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
   });
 
   it('devices with connections of their own lose them when they lose power: the controller sees new connections and full handshakes', () => {
-    const c = result.ownConnections!;
+    const c = result.finalDelta.ownConnections!;
     expect(c.v1).toMatchObject({ devices: 5, failed: 0, deviceRestarts: 1 });
     expect(c.v2PerDevice).toMatchObject({ devices: 2, failed: 0, deviceRestarts: 1 });
     // Every v1 device: the onboarding connection, then the device certificate's without a session;
@@ -283,7 +283,7 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
     // The workers' deltas carry their connection figures live: the power-cycled v1 device's third full handshake is there.
     const fullV1 = Number(/^evesim_device_connects_total\{api="v1",handshake="full"\} (\d+)$/m.exec(text)?.[1]);
     expect(fullV1).toBeGreaterThanOrEqual(5 * 2 + 1);
-    expect(fullV1).toBeLessThanOrEqual(result.ownConnections!.v1!.connects - result.ownConnections!.v1!.resumed);
+    expect(fullV1).toBeLessThanOrEqual(result.finalDelta.ownConnections!.v1!.connects - result.finalDelta.ownConnections!.v1!.resumed);
     expect(text).toMatch(/^evesim_device_connections_dropped_total\{api="v2",cause="device-down"\} 1$/m);
     const run = buildMeasuredRun({
       scenario: { name: 'mixed', file: 'mixed.yaml', seed: SEED },

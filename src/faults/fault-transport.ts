@@ -21,6 +21,7 @@ import type { Clock, Rng, Transport, TransportRequest, TransportResponse } from 
 import { TransportError } from '../device/ports.js';
 import type { FaultPlan, PlannedFault } from './fault-plan.js';
 import { isNetworkFault, type NetworkFaultKind } from './fault-spec.js';
+import type { WorkerTransport } from '../transport/worker-transport.js';
 
 /** What a hung request waits for when no timeout is given: ControllerTransport's default deadline. */
 export const DEFAULT_FAULT_TIMEOUT_MS = 120_000;
@@ -77,13 +78,7 @@ export class FaultTransport implements Transport {
   private readonly waits = new Map<unknown, (err?: Error) => void>();
 
   constructor(
-    private readonly inner: Transport & {
-      close?(): Promise<void>;
-      destroy?(): Promise<void>;
-      stats?(): { running: number; queued?: number };
-      /** A fault broke this device's connection (FleetTransport: devices with connections of their own make a new one). */
-      connectionLost?(deviceIndex: number): void;
-    },
+    private readonly inner: WorkerTransport,
     plan: FaultPlan,
     private readonly opts: FaultTransportOptions,
   ) {

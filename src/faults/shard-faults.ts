@@ -12,6 +12,7 @@ import { FaultPlan, type PlannedFault } from './fault-plan.js';
 import { isNetworkFault } from './fault-spec.js';
 import type { FaultTally } from './fault-tally.js';
 import { FaultTransport } from './fault-transport.js';
+import type { WorkerTransport } from '../transport/worker-transport.js';
 
 /** What a fault needs of a device (the shard's FleetDevice). */
 export interface FaultableDevice {
@@ -19,12 +20,6 @@ export interface FaultableDevice {
   tpmReset?(): boolean;
 }
 
-type WorkerTransport = Transport & {
-  close?(): Promise<void>;
-  destroy?(): Promise<void>;
-  stats?(): { running: number; queued?: number };
-  connectionLost?(deviceIndex: number): void;
-};
 
 export class ShardFaults {
   readonly plan: FaultPlan;

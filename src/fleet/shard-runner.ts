@@ -25,7 +25,7 @@ import { FleetIdentityStore } from '../identity/fleet-identity-store.js';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../scenario/scenario-defaults.js';
 import { drainStartOffsetMs } from '../device/core/graceful-drain.js';
 import { sharedOnboarding, type DeviceIdentity } from '../identity/device-identity.js';
-import type { OwnConnections } from '../transport/own-connection-figures.js';
+import type { WorkerTransport } from '../transport/worker-transport.js';
 import { FleetTransport } from './fleet-transport.js';
 import { RecordWriter } from '../transport/record-writer.js';
 import { TimedTransport } from '../transport/timed-transport.js';
@@ -79,17 +79,7 @@ export interface FleetDevice {
 export type DeviceFactory = (opts: DeviceOptions) => FleetDevice;
 
 /** Builds the worker's transport; tests inject a fake. */
-export type TransportFactory = (
-  task: ShardTask,
-) => Transport & {
-  close?(): Promise<void>;
-  destroy?(): Promise<void>;
-  stats?(): { running: number; queued?: number };
-  /** Cumulative figures of the devices with connections of their own (FleetTransport); undefined: none. */
-  ownConnections?(): OwnConnections | undefined;
-  /** The device went down: the connection of its own, if it has one, goes with it (FleetTransport). */
-  deviceDown?(deviceIndex: number): void;
-};
+export type TransportFactory = (task: ShardTask) => WorkerTransport;
 
 export interface ShardRunnerDeps {
   createDevice: DeviceFactory;
@@ -155,7 +145,7 @@ export class ShardRunner {
   /** The worker's in-flight caps (set by run()). */
   private gate: InFlightGate | undefined;
   /** Told when a device goes down, so its own connection goes too (set by run()). */
-  private deviceConnections: Pick<ReturnType<TransportFactory>, 'deviceDown' | 'ownConnections'> | undefined;
+  private deviceConnections: Pick<WorkerTransport, 'deviceDown' | 'ownConnections'> | undefined;
   private record: RecordWriter | undefined;
   /** LPS transports, agent counters and gauges of this worker. */
   private readonly lpsFleet: LpsFleet;
@@ -371,8 +361,6 @@ export class ShardRunner {
       recordStats = { dir: record.dir, exchanges: s.exchanges, dropped: s.dropped, ...(s.writeError ? { writeError: s.writeError } : {}) };
     }
     gate.close();
-    // Counted before the close, which lets go of the links.
-    const ownConnections = this.ownConnections();
     await (inner.destroy?.() ?? inner.close?.());
     await this.lpsFleet.destroy();
     await this.closeDiskStates();
@@ -401,14 +389,8 @@ export class ShardRunner {
       ...(recordStats ? { record: recordStats } : {}),
       ...(this.resumed > 0 ? { resumed: this.resumed } : {}),
       ...(faults ? { faults } : {}),
-      ...(ownConnections ? { ownConnections } : {}),
       inFlight: gate.stats(),
     };
-  }
-
-  /** What the devices with connections of their own did on the wire; undefined when none has one. */
-  private ownConnections(): OwnConnections | undefined {
-    return this.deviceConnections?.ownConnections?.();
   }
 
   /** The run ended (not cut off): the devices' saved states are forgotten, so the next run starts a new session. */
@@ -697,7 +679,8 @@ export class ShardRunner {
     if (lps !== undefined) delta.lps = lps;
     const onboarding = this.onboardingClock?.take();
     if (onboarding) delta.onboarding = onboarding;
-    const connections = this.ownConnections();
+    // Absolute figures: the final delta (taken before the transport closes) carries the run's.
+    const connections = this.deviceConnections?.ownConnections?.();
     if (connections) delta.ownConnections = connections;
     this.lastDeltaAt = now;
     return delta;

@@ -164,6 +164,4 @@ export interface ShardResult {
   inFlight?: import('../transport/in-flight-gate.js').InFlightStats;
   /** What each of the scenario's faults did in this worker (absent: the scenario has none). */
   faults?: import('../faults/fault-tally.js').FaultTally[];
-  /** Connections of devices that hold their own (API v1, v2 `connection: per-device`); absent: none did. */
-  ownConnections?: import('../transport/own-connection-figures.js').OwnConnections;
 }

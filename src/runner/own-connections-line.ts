@@ -20,7 +20,7 @@ function describe(f: OwnConnectionFigures): string {
     f.failed > 0 ? `${f.failed} failed` : '',
     f.certSwitches > 0 ? `${f.certSwitches} certificate switches` : '',
     f.deviceRestarts > 0 ? `${f.deviceRestarts} let go with a device that went down` : '',
-    (f.connectionsLost ?? 0) > 0 ? `${f.connectionsLost} lost to network faults` : '',
+    f.connectionsLost > 0 ? `${f.connectionsLost} lost to network faults` : '',
   ].filter((x) => x !== '');
   return `${f.devices} devices: ${f.connects} connects, ${full} full handshakes, ${f.resumed} resumed` + (extra.length > 0 ? ` (${extra.join(', ')})` : '');
 }

@@ -55,7 +55,9 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
   measured.series = started.series.finish();
   const faults = buildFaultSummary(scenario, drained.faults);
   if (faults) measured.faults = faults;
-  if (drained.ownConnections) measured.connections = drained.ownConnections;
+  // Every worker's latest delta (a failed worker's last one too) carries its figures so far.
+  const connections = ctx.aggregate.ownConnections();
+  if (connections) measured.connections = connections;
   for (const c of servers.capabilities) await c.summarise?.(measured);
   const thresholds = markAbortingThreshold(evaluateThresholds(scenario.thresholds, measured, started.series.windows), started.series.aborted());
   const exitCode = drained.workerFailed || !noThresholdFailed(thresholds) ? 1 : 0;

@@ -5,7 +5,6 @@
 import type { ShardResult } from '../../fleet/worker-protocol.js';
 import { sumFaultTallies, type FaultTally } from '../../faults/fault-tally.js';
 import type { FleetAggregate } from '../aggregate.js';
-import { sumOwnConnections, type OwnConnections } from '../../transport/own-connection-figures.js';
 import type { DrainSummary, RunSummary } from '../summary-json.js';
 import { reason, round1, type Print } from './run-context.js';
 
@@ -20,8 +19,6 @@ export interface WorkerFigures {
   drain?: DrainSummary;
   /** What each fault did, summed over the workers that reported (absent: no faults). */
   faults?: FaultTally[];
-  /** Connections of the devices that hold their own, summed over the workers (absent: none did). */
-  ownConnections?: OwnConnections;
 }
 
 export function collectWorkerResults(
@@ -94,8 +91,7 @@ export function collectWorkerResults(
     );
   }
   const faults = sumFaultTallies(ok.map((r) => r.faults));
-  const ownConnections = sumOwnConnections(ok.map((r) => r.ownConnections));
-  return { undelivered, workerHealth, workerFailed, ...(drain ? { drain } : {}), ...(faults ? { faults } : {}), ...(ownConnections ? { ownConnections } : {}) };
+  return { undelivered, workerHealth, workerFailed, ...(drain ? { drain } : {}), ...(faults ? { faults } : {}) };
 }
 
 /** The drain as the summary reports it: the slowest worker's time; absent when no worker drained. */

@@ -1,0 +1,19 @@
+// The transport a worker's devices send through to the controller, as the layers around it see it
+// (the fault decorator, the shard runner): besides requests, optional closing and pool figures, and
+// for devices with connections of their own (FleetTransport), what happens to those connections
+// when a device goes down or a fault breaks one, and their figures so far.
+
+import type { Transport } from '../device/ports.js';
+import type { OwnConnections } from './own-connection-figures.js';
+
+export interface WorkerTransport extends Transport {
+  close?(): Promise<void>;
+  destroy?(): Promise<void>;
+  stats?(): { running: number; queued?: number };
+  /** A fault broke this device's connection: a device with one of its own makes a new one, resuming its session. */
+  connectionLost?(deviceIndex: number): void;
+  /** The device went down: the connection of its own, if it has one, goes with it, and its session. */
+  deviceDown?(deviceIndex: number): void;
+  /** Cumulative figures of the devices with connections of their own; undefined: none. */
+  ownConnections?(): OwnConnections | undefined;
+}
