@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { info } from '../src/gen/eve-types.js';
 import type { DeviceOptions } from '../src/device/device-options.js';
+import type { Transport } from '../src/device/ports.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { VirtualDevice } from '../src/device/virtual-device.js';
 import { DeviceClockSkew } from '../src/faults/clock-skew.js';
@@ -92,6 +93,8 @@ describe('power-loss', () => {
     const { pki, identity } = fixtures();
     const time = new FakeTime();
     const controller = new FakeController(time, pki, identity);
+    // The worker's transport, wrapped by the faults once the run's start is known (as a shard does).
+    let transport: Transport = controller;
     const device = new VirtualDevice({
       index: 0,
       identity,
@@ -99,7 +102,7 @@ describe('power-loss', () => {
       rootCertPem: pki.root.certPem,
       clock: time,
       scheduler: time,
-      transport: controller,
+      transport: { request: (req) => transport.request(req) },
       rng: SeededRng.create(7, 0, 'device'),
     });
     const r = { time, controller, device, findings: [], lifecycle: [] } as Rig;
@@ -109,7 +112,20 @@ describe('power-loss', () => {
     const uuids = controller.of('uuid').length;
 
     const start = time.now();
-    const faults = new ShardFaults({ seed: 1, groups: [{ name: 'g', count: 1 }] as GroupSpec[], timeline: [{ atMs: 10_000, action: 'power-loss', devices: [0], forMs: 45_000 }] }, time, 0);
+    // A second loss while the device is still down does nothing to it and does not count it again.
+    const faults = new ShardFaults(
+      {
+        seed: 1,
+        groups: [{ name: 'g', count: 1 }] as GroupSpec[],
+        timeline: [
+          { atMs: 10_000, action: 'power-loss', devices: [0], forMs: 45_000 },
+          { atMs: 20_000, action: 'power-loss', devices: [0], forMs: 5_000 },
+        ],
+      },
+      time,
+      0,
+    );
+    transport = faults.wrapTransport(controller, start, 1);
     faults.schedule(time, start, { count: 1, indexOf: (l) => l, device: () => device }, (_i, _w, err) => {
       throw err;
     });
@@ -127,6 +143,12 @@ describe('power-loss', () => {
     const dinfo = controller.infos().filter((m) => m.dinfo).pop()!.dinfo!;
     expect(dinfo.last_boot_reason).toBe(info.BootReason.BOOT_REASON_POWER_FAIL);
     expect(dinfo.restartCounter).toBe(1);
-    expect(faults.tallies([0])).toEqual([{ id: 0, devices: 1, devicesHit: 1, requests: 0 }]);
+    // Current again at its first configuration answer after the power came back (at 55 s).
+    const firstConfigAfter = controller.requests.find((q) => q.endpoint === 'config' && q.at >= start + 55_000)!;
+    const [loss, second] = faults.tallies([0])!;
+    expect(loss).toMatchObject({ id: 0, devices: 1, devicesHit: 1, requests: 0, recovered: 1 });
+    expect(loss!.recoveryMs).toBeGreaterThanOrEqual(firstConfigAfter.at - start - 55_000);
+    expect(loss!.recoveryMs).toBeLessThan(60_000);
+    expect(second).toEqual({ id: 1, devices: 1, devicesHit: 0, requests: 0, recovered: 0, recoveryMs: 0 });
   });
 });

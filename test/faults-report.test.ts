@@ -76,9 +76,9 @@ describe('fault_recovery thresholds', () => {
   });
 
   it('cannot be judged without a fault that ended, or one that hit nothing', () => {
-    expect(measureFaultRecovery('fault_recovery', 'ratio', run(undefined))).toEqual({ cannot: 'the run had no network fault whose window ended before the run did' });
+    expect(measureFaultRecovery('fault_recovery', 'ratio', run(undefined))).toEqual({ cannot: 'the run had no network fault or power loss whose window ended before the run did' });
     expect(measureFaultRecovery('fault_recovery', 'ratio', run([{ ...partition, devicesHit: 0, recovery: { devices: 0, maxMs: 0 } }]))).toEqual({
-      cannot: 'the network faults hit no device (none sent a request in their windows)',
+      cannot: "the faults hit no device (none sent a request in a network fault's window or was up to lose power)",
     });
   });
 });

@@ -41,11 +41,14 @@ class FakeInner {
   /** Devices whose connection a fault broke, in order. */
   readonly lost: number[] = [];
   destroyed = false;
+  /** When set, requests wait for it before they are answered. */
+  gate: Promise<void> | undefined;
   connectionLost(deviceIndex: number): void {
     this.lost.push(deviceIndex);
   }
   async request(req: TransportRequest): Promise<TransportResponse> {
     this.seen.push(req);
+    if (this.gate) await this.gate;
     return { status: 200, headers: {}, body: new Uint8Array(0) };
   }
   async destroy(): Promise<void> {
@@ -59,7 +62,7 @@ function setup(faults: FaultAction[], timeoutMs = 5000) {
   const inner = new FakeInner();
   const plan = FaultPlan.of({ seed: 1, groups: [{ name: 'g', count: 10 }] as GroupSpec[], timeline: faults });
   const t = new FaultTransport(inner, plan, { clock: { now: () => clock.t }, startAtMs: START, rng: SeededRng.create(1, 0, 'test'), requestTimeoutMs: timeoutMs, timers });
-  return { clock, timers, inner, t };
+  return { clock, timers, inner, t, plan };
 }
 
 const req = (deviceIndex: number): TransportRequest => ({ endpoint: 'config', method: 'POST', path: '/api/v2/edgedevice/id/x/config', headers: {}, dueAt: 0, deviceIndex });
@@ -158,6 +161,31 @@ describe('FaultTransport', () => {
     expect(await codeOf(t.request(req(1)))).toBe('answered'); // already current: the first answer counts
     expect([...t.recovered[0]!].sort()).toEqual([1, 2]);
     expect(t.recoveryMs[0]).toBe(9_000);
+  });
+
+  it('power-loss recovery: current again at the first configuration answer to a request sent after the power came back', async () => {
+    const { clock, inner, t, plan } = setup([{ atMs: 0, action: 'power-loss', devices: [1, 2], forMs: 10_000 }]);
+    const loss = plan.faults[0]!;
+    // Device 1's poll went out before the loss and is answered after it: the device never saw that answer.
+    t.powerLost(loss, 2);
+    let answer!: () => void;
+    inner.gate = new Promise((r) => (answer = r));
+    const early = t.request(req(1));
+    t.powerLost(loss, 1);
+    clock.t = START + 12_000;
+    answer();
+    expect(await codeOf(early)).toBe('answered');
+    expect([...t.recovered[0]!]).toEqual([]);
+    inner.gate = undefined;
+    expect(await codeOf(t.request(req(3)))).toBe('answered'); // not hit: not counted
+    expect(await codeOf(t.request(req(1)))).toBe('answered'); // a power loss does not touch requests
+    expect([...t.recovered[0]!]).toEqual([1]);
+    expect(t.recoveryMs[0]).toBe(2_000);
+    clock.t = START + 16_500;
+    expect(await codeOf(t.request(req(2)))).toBe('answered');
+    expect([...t.recovered[0]!].sort()).toEqual([1, 2]);
+    expect(t.recoveryMs[0]).toBe(6_500);
+    expect(t.requestsAffected[0]).toBe(0);
   });
 
   it('a request a fault fails costs its device the connection; a delayed or untouched one does not', async () => {

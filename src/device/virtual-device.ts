@@ -255,10 +255,10 @@ export class VirtualDevice {
    * The fleet timeline's reboot (and the power-loss fault): the device loses power and comes back
    * after `downtimeMs` (last_boot_reason POWER_FAIL; nothing is sent before it goes down). What EVE
    * keeps only in memory is lost (queued info, flow logs, attestation); what it keeps on disk stays
-   * (UUID, log files, config checkpoint).
+   * (UUID, log files, config checkpoint). False when it was not up (stopped, or down already).
    */
-  rebootNow(cause: RebootCause = 'power-fail', downtimeMs: number = REBOOT_DOWNTIME_MS): void {
-    if (this.state === 'stopped' || !this.up) return;
+  rebootNow(cause: RebootCause = 'power-fail', downtimeMs: number = REBOOT_DOWNTIME_MS): boolean {
+    if (this.state === 'stopped' || !this.up) return false;
     this.guard(() => {
       const now = this.opts.clock.now();
       this.rebooting = cause;
@@ -269,6 +269,7 @@ export class VirtualDevice {
       this.setLifecycle('idle');
       this.armReboot(now + downtimeMs);
     });
+    return true;
   }
 
   /**

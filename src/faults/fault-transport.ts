@@ -16,6 +16,10 @@
 // fails also costs its device the connection, as a failed request costs EVE's client its
 // connection: devices with connections of their own (API v1, v2 per-device) connect again after
 // it, resuming their TLS session; the shared v2 pool is left alone.
+//
+// It also watches recovery: a device a network fault hit, or a power loss took down, is current
+// again at its first configuration answer after the window (for a power loss, to a request sent
+// after the power came back, so an answer the device never saw does not count).
 
 import type { Clock, Rng, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { TransportError } from '../device/ports.js';
@@ -62,11 +66,14 @@ const FAILS_AT_ONCE: readonly NetworkFaultKind[] = ['partition', 'dns-failure', 
 
 export class FaultTransport implements Transport {
   private readonly faults: PlannedFault[];
+  /** Faults whose hit devices are watched for recovery: the network faults and power-loss. */
+  private readonly watched: PlannedFault[];
   /** Requests each fault changed, by plan id. */
   readonly requestsAffected: number[];
   /** Devices with at least one request each fault changed, by plan id. */
   readonly devicesAffected: Set<number>[];
-  /** Devices a fault hit that got a configuration answer (200 or 304) after its window, by plan id. */
+  /** Devices a fault hit that got a configuration answer (200 or 304) after its window, by plan id
+   *  (network faults and power-loss). */
   readonly recovered: Set<number>[];
   /** Longest time from a fault's end to a hit device's first configuration answer after it, ms, by plan id. */
   readonly recoveryMs: number[];
@@ -83,6 +90,7 @@ export class FaultTransport implements Transport {
     private readonly opts: FaultTransportOptions,
   ) {
     this.faults = plan.faults.filter((p) => isNetworkFault(p.fault));
+    this.watched = plan.faults.filter((p) => isNetworkFault(p.fault) || p.fault.action === 'power-loss');
     this.requestsAffected = plan.faults.map(() => 0);
     this.devicesAffected = plan.faults.map(() => new Set<number>());
     this.recovered = plan.faults.map(() => new Set<number>());
@@ -93,7 +101,11 @@ export class FaultTransport implements Transport {
 
   async request(req: TransportRequest): Promise<TransportResponse> {
     const active = this.activeFor(req.deviceIndex);
-    if (active.length === 0) return this.watching ? this.inner.request(req).then((res) => this.noteAnswer(req, res)) : this.inner.request(req);
+    if (active.length === 0) {
+      if (!this.watching) return this.inner.request(req);
+      const sentAt = this.elapsed();
+      return this.inner.request(req).then((res) => this.noteAnswer(req, res, sentAt));
+    }
     let delay = 0;
     let fail: PlannedFault | undefined;
     let hang: PlannedFault | undefined;
@@ -139,7 +151,19 @@ export class FaultTransport implements Transport {
       this.inner.connectionLost?.(req.deviceIndex);
       throw this.error(reset, req, 'connection reset after the request was sent (fault injected)');
     }
-    return this.inner.request(req).then((res) => this.noteAnswer(req, res));
+    const sentAt = this.elapsed();
+    return this.inner.request(req).then((res) => this.noteAnswer(req, res, sentAt));
+  }
+
+  /** A power loss (planned fault `p`) took device `index` down: watch for it to be current again. */
+  powerLost(p: PlannedFault, index: number): void {
+    this.devicesAffected[p.id]!.add(index);
+    if (Number.isFinite(p.endMs)) this.watching = true;
+  }
+
+  /** ms since the run's start on the worker's clock. */
+  private elapsed(): number {
+    return this.opts.clock.now() - this.opts.startAtMs;
   }
 
   private count(p: PlannedFault, req: TransportRequest): void {
@@ -149,11 +173,13 @@ export class FaultTransport implements Transport {
   }
 
   /** A configuration answer after a fault's window: the device it hit is current again. */
-  private noteAnswer(req: TransportRequest, res: TransportResponse): TransportResponse {
+  private noteAnswer(req: TransportRequest, res: TransportResponse, sentAt: number): TransportResponse {
     if (req.endpoint !== 'config' || (res.status !== 200 && res.status !== 304)) return res;
-    const t = this.opts.clock.now() - this.opts.startAtMs;
-    for (const p of this.faults) {
+    const t = this.elapsed();
+    for (const p of this.watched) {
       if (t < p.endMs || !this.devicesAffected[p.id]!.has(req.deviceIndex) || this.recovered[p.id]!.has(req.deviceIndex)) continue;
+      // A powered-off device saw no answer to what it sent before the loss.
+      if (p.fault.action === 'power-loss' && sentAt < p.endMs) continue;
       this.recovered[p.id]!.add(req.deviceIndex);
       if (t - p.endMs > this.recoveryMs[p.id]!) this.recoveryMs[p.id] = t - p.endMs;
     }

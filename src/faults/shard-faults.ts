@@ -16,7 +16,8 @@ import type { WorkerTransport } from '../transport/worker-transport.js';
 
 /** What a fault needs of a device (the shard's FleetDevice). */
 export interface FaultableDevice {
-  rebootNow(cause?: 'power-fail', downtimeMs?: number): void;
+  /** Power fails now; back after `downtimeMs`. False (or nothing, for fakes) when it was not up. */
+  rebootNow(cause?: 'power-fail', downtimeMs?: number): boolean | void;
   tpmReset?(): boolean;
 }
 
@@ -41,10 +42,11 @@ export class ShardFaults {
     this.skewedDevices = this.plan.faults.map(() => new Set<number>());
   }
 
-  /** The worker's transport with the network faults applied (unchanged when the scenario has none). */
+  /** The worker's transport with the network faults applied and recovery from them and from power
+   *  losses watched (unchanged when the scenario has neither). */
   wrapTransport<T extends WorkerTransport>(inner: T, startAtMs: Millis, seed: number): WorkerTransport {
     this.startAtMs = startAtMs;
-    if (!this.plan.faults.some((p) => isNetworkFault(p.fault))) return inner;
+    if (!this.plan.faults.some((p) => isNetworkFault(p.fault) || p.fault.action === 'power-loss')) return inner;
     this.transport = new FaultTransport(inner, this.plan, {
       clock: this.clock,
       startAtMs,
@@ -90,8 +92,9 @@ export class ShardFaults {
           if (!d) continue;
           try {
             if (kind === 'power-loss') {
-              d.rebootNow('power-fail', p.endMs - p.startMs);
+              if (d.rebootNow('power-fail', p.endMs - p.startMs) === false) continue;
               this.deviceHits[p.id]!++;
+              this.transport?.powerLost(p, index);
             } else if (d.tpmReset?.()) this.deviceHits[p.id]!++;
           } catch (err) {
             onError(index, kind, err);
@@ -119,7 +122,12 @@ export class ShardFaults {
       if (p.fault.action === 'clock-skew') {
         return { id: p.id, devices: devices[p.id]!, devicesHit: this.skewedDevices[p.id]!.size, requests: this.skewedRequests[p.id]! };
       }
-      return { id: p.id, devices: devices[p.id]!, devicesHit: this.deviceHits[p.id]!, requests: 0 };
+      const tally: FaultTally = { id: p.id, devices: devices[p.id]!, devicesHit: this.deviceHits[p.id]!, requests: 0 };
+      if (p.fault.action === 'power-loss' && t && Number.isFinite(p.endMs)) {
+        tally.recovered = t.recovered[p.id]!.size;
+        tally.recoveryMs = t.recoveryMs[p.id]!;
+      }
+      return tally;
     });
   }
 

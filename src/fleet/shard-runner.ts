@@ -54,7 +54,7 @@ export interface FleetDevice {
   start(dueAt?: Millis): void;
   stop(): void;
   /** Power fails now; back after `downtimeMs` (absent: the usual reboot downtime). */
-  rebootNow(cause?: 'power-fail', downtimeMs?: number): void;
+  rebootNow(cause?: 'power-fail', downtimeMs?: number): boolean | void;
   /** The tpm-reset fault; true when the device had a TPM to reset (optional for fakes). */
   tpmReset?(): boolean;
   /** End of the run: stop producing now, deliver what is queued from `deliverFrom` on (simulator action; optional for fakes). */

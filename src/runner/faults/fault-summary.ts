@@ -23,8 +23,9 @@ export interface FaultSummary {
   devicesHit: number;
   /** Requests it changed (network faults) or sent on a skewed clock (clock-skew); 0 for power-loss and tpm-reset. */
   requests: number;
-  /** Network faults that end within the run: devices hit that got a configuration answer (200 or
-   *  304) after the window — current again — and the longest time from the end to such an answer. */
+  /** Network faults and power losses that end within the run: devices hit that got a configuration
+   *  answer (200 or 304) after the window — current again — and the longest time from the end to
+   *  such an answer (for a power loss, to a request sent after the power came back). */
   recovery?: { devices: number; maxMs: number };
 }
 
