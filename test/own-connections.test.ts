@@ -1,6 +1,6 @@
 // The run's figures for devices with connections of their own: summed over workers, the report's
 // "connections" line (absent when every device used the shared v2 pool), and the live Prometheus
-// counters fed by the workers' deltas.
+// counters fed by the workers' deltas (every label set of both APIs, at 0 where a route has none).
 
 import { describe, expect, it } from 'vitest';
 import type { FleetDelta } from '../src/fleet/fleet-delta.js';
@@ -12,6 +12,28 @@ import type { RunSummary } from '../src/runner/summary-json.js';
 import { sumOwnConnections, type OwnConnectionFigures } from '../src/transport/own-connection-figures.js';
 
 const fig = (over: Partial<OwnConnectionFigures>): OwnConnectionFigures => ({ devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0, ...over });
+
+/** The exposition's own-connection samples, `name{labels}` to value. */
+const ownSeries = (text: string): Record<string, number> =>
+  Object.fromEntries(
+    text
+      .split('\n')
+      .filter((l) => /^evesim_device_(connects|connect_failures|connections_dropped)_total\{/.test(l))
+      .map((l) => {
+        const at = l.lastIndexOf(' ');
+        return [l.slice(0, at), Number(l.slice(at + 1))];
+      }),
+  );
+
+/** Every label set of one API, at the given values (0 where not given). */
+const apiSeries = (api: string, v: Partial<Record<'full' | 'resumed' | 'failed' | 'certificate-switch' | 'device-down' | 'network-fault', number>> = {}): Record<string, number> => ({
+  [`evesim_device_connects_total{api="${api}",handshake="full"}`]: v.full ?? 0,
+  [`evesim_device_connects_total{api="${api}",handshake="resumed"}`]: v.resumed ?? 0,
+  [`evesim_device_connect_failures_total{api="${api}"}`]: v.failed ?? 0,
+  [`evesim_device_connections_dropped_total{api="${api}",cause="certificate-switch"}`]: v['certificate-switch'] ?? 0,
+  [`evesim_device_connections_dropped_total{api="${api}",cause="device-down"}`]: v['device-down'] ?? 0,
+  [`evesim_device_connections_dropped_total{api="${api}",cause="network-fault"}`]: v['network-fault'] ?? 0,
+});
 
 describe('connections of devices that hold their own', () => {
   it('adds the workers up per route, and is absent when no worker had any', () => {
@@ -36,7 +58,7 @@ describe('connections of devices that hold their own', () => {
     expect(ownConnectionsLine(summary({ v2PerDevice: fig({ devices: 2, connects: 2 }) }))).toBe('connections  API v2 per-device 2 devices: 2 connects, 2 full handshakes, 0 resumed');
   });
 
-  it('are live Prometheus counters, set from the latest delta of each worker (not added up delta by delta)', async () => {
+  it('are live Prometheus counters, set from the latest delta of each worker (not added up delta by delta), at 0 for an API the run has none on', async () => {
     const agg = new FleetAggregate();
     const registry = buildMetricsRegistry(agg);
     const delta = (workerId: number, ownConnections: FleetDelta['ownConnections']): FleetDelta => ({
@@ -56,9 +78,13 @@ describe('connections of devices that hold their own', () => {
       pendingTimers: 0,
       ...(ownConnections ? { ownConnections } : {}),
     });
+    // Before any delta, and with a worker whose devices all use the shared v2 pool: every series at 0.
+    expect(ownSeries(await registry.metrics())).toEqual({ ...apiSeries('v1'), ...apiSeries('v2') });
     agg.merge(delta(0, undefined));
-    expect(await registry.metrics()).not.toMatch(/^evesim_device_connects_total\{/m);
+    expect(ownSeries(await registry.metrics())).toEqual({ ...apiSeries('v1'), ...apiSeries('v2') });
     agg.merge(delta(0, { v1: fig({ devices: 3, connects: 6, resumed: 1, certSwitches: 3 }) }));
+    // v1 follows its figures; v2, which the run has none of yet, stays at 0.
+    expect(ownSeries(await registry.metrics())).toEqual({ ...apiSeries('v1', { full: 5, resumed: 1, 'certificate-switch': 3 }), ...apiSeries('v2') });
     agg.merge(delta(1, { v1: fig({ devices: 2, connects: 4, failed: 1, deviceRestarts: 1 }), v2PerDevice: fig({ devices: 1, connects: 2, resumed: 1, connectionsLost: 1 }) }));
     // Worker 0 again, later: its figures are absolute, so they replace its earlier ones.
     agg.merge(delta(0, { v1: fig({ devices: 3, connects: 8, resumed: 3, certSwitches: 3, connectionsLost: 2 }) }));

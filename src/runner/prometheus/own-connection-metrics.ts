@@ -7,8 +7,9 @@
 //   evesim_device_connections_dropped_total{api,cause="certificate-switch"|"device-down"|"network-fault"}
 //
 // The workers send their cumulative figures with every delta (FleetAggregate.ownConnections), so
-// each collect sets the counters to the latest sums; they appear with a worker's first such delta
-// and are absent from runs whose devices all use the shared v2 pool.
+// each collect sets the counters to the latest sums. Every label set of both APIs is there from the
+// first scrape, at 0 for a route the run has no such devices on (all of them when every device uses
+// the shared v2 pool): rate() then reads 0 rather than nothing, and a dashboard panel has data.
 
 import { Counter, type Registry } from 'prom-client';
 import type { FleetAggregate } from '../aggregate.js';
@@ -19,15 +20,16 @@ const ROUTES: readonly { route: keyof OwnConnections; api: string }[] = [
   { route: 'v2PerDevice', api: 'v2' },
 ];
 
+/** A route the run has no such devices on: its label sets are exported at 0, not left out. */
+const NONE: OwnConnectionFigures = { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0 };
+
 export function registerOwnConnectionMetrics(registry: Registry, agg: Pick<FleetAggregate, 'ownConnections'>): void {
-  /** Sets `counter` to `value(figures)` for each route the run has. */
+  /** Sets `counter` to `value(figures)` for each route, the zero figures for a route the run lacks. */
   const latest = (counter: Counter<string>, labels: (api: string) => Record<string, string>[], value: (f: OwnConnectionFigures, i: number) => number): void => {
     const all = agg.ownConnections();
     counter.reset();
-    if (!all) return;
     for (const { route, api } of ROUTES) {
-      const f = all[route];
-      if (!f) continue;
+      const f = all?.[route] ?? NONE;
       labels(api).forEach((l, i) => counter.inc(l, value(f, i)));
     }
   };
