@@ -73,6 +73,8 @@ const CASES: Case[] = [
   { name: '--onboard-cert whose certificate does not parse', args: () => ['run', SMOKE, '--dry-run', ...good({ '--onboard-cert': f('garbage.pem') })], line: new RegExp(`^evesim: onboarding certificate ${tmp}/garbage\\.pem: certificate #1 does not parse \\(.+\\)$`) },
   { name: '--onboard-key that is a certificate', args: () => ['run', SMOKE, '--dry-run', ...good({ '--onboard-key': f('key-is-cert.pem') })], line: new RegExp(`^evesim: onboarding key ${tmp}/key-is-cert\\.pem: not a usable private key \\(.+\\)$`) },
   { name: '--controller-admin that is not a URL', args: () => ['run', SMOKE, '--dry-run', ...good(), '--controller-admin', 'admin'], line: 'evesim: --controller-admin: "admin" is not a URL; expected e.g. http://127.0.0.1:8444' },
+  { name: '--controller-v1 without --controller', args: () => ['run', SMOKE, '--dry-run', '--controller-v1', 'https://127.0.0.1:8445'], line: 'evesim: --controller-v1 needs --controller (it is the API v1 address of that controller)' },
+  { name: '--controller-v1 over plain http', args: () => ['run', SMOKE, '--dry-run', ...good(), '--controller-v1', 'http://127.0.0.1:8445'], line: 'evesim: --controller-v1: API v1 is mutual TLS: an https:// URL is needed, got "http://127.0.0.1:8445"' },
   { name: '--controller-admin without --controller', args: () => ['run', SMOKE, '--dry-run', '--controller-admin', 'http://127.0.0.1:8444'], line: 'evesim: --controller-admin: needs --controller (the admin API of that controller)' },
   {
     name: '--target with a URL',

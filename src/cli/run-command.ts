@@ -49,6 +49,8 @@ export interface RunArgs {
   record?: string;
   stateDir?: string;
   controllerAdmin?: string;
+  /** --controller-v1: the API v1 base URL of the --controller, when it differs. */
+  controllerV1?: string;
   shard?: string;
   startAt?: string;
   fleetId?: string;
@@ -108,7 +110,11 @@ export async function runRun(a: RunArgs): Promise<number> {
       return 2;
     }
   }
-  let controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+  let controller: { url: string; v1Url?: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+  if (a.controllerV1 !== undefined && a.controller === undefined) {
+    console.error('evesim: --controller-v1 needs --controller (it is the API v1 address of that controller)');
+    return 2;
+  }
   if (a.controller !== undefined) {
     const urlProblem = controllerUrlProblem(a.controller);
     if (urlProblem) {
@@ -124,8 +130,16 @@ export async function runRun(a: RunArgs): Promise<number> {
       console.error(`evesim: --controller needs ${flags.join(', ')}`);
       return 2;
     }
+    if (a.controllerV1 !== undefined) {
+      const v1Problem = controllerV1UrlProblem(String(a.controllerV1));
+      if (v1Problem) {
+        console.error(`evesim: --controller-v1: ${v1Problem}`);
+        return 2;
+      }
+    }
     controller = {
       url: a.controller,
+      ...(a.controllerV1 !== undefined ? { v1Url: String(a.controllerV1) } : {}),
       ...(a.rootCa ? { rootCaFile: a.rootCa } : {}),
       onboardCertFile: a.onboardCert!,
       onboardKeyFile: a.onboardKey!,
@@ -159,7 +173,7 @@ async function runWith(
     startAtMs: number | undefined;
     tickMs: number | undefined;
     logMemoryBytes: number | undefined;
-    controller: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
+    controller: { url: string; v1Url?: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean } | undefined;
     controllerAdmin: ControllerAdminClient | undefined;
     outputs: OutSpec[];
     faults: FaultAction[];
@@ -214,6 +228,13 @@ async function runWith(
 /** Why `text` cannot be a controller URL, or undefined when it can (checked before anything starts). */
 export function controllerUrlProblem(text: string): string | undefined {
   return httpUrlProblem(text, 'https://127.0.0.1:8443');
+}
+
+/** Why `--controller-v1 URL` cannot be taken: API v1 is mutual TLS, so only https. */
+export function controllerV1UrlProblem(text: string): string | undefined {
+  const problem = httpUrlProblem(text, 'https://127.0.0.1:8445');
+  if (problem) return problem;
+  return new URL(text).protocol === 'https:' ? undefined : `API v1 is mutual TLS: an https:// URL is needed, got "${text}"`;
 }
 
 /** --metrics-host, else $EVESIM_METRICS_HOST (the container image sets 0.0.0.0 so that a Prometheus

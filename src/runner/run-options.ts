@@ -51,7 +51,7 @@ export interface RunScenarioOptions {
   /** Fleet state (identities, controller PKI); default .evesim-state in the current directory. */
   stateDir?: string;
   /** A real controller instead of the scenario's target. */
-  controller?: { url: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean };
+  controller?: { url: string; /** API v1 base URL, when not `url`. */ v1Url?: string; rootCaFile?: string; onboardCertFile: string; onboardKeyFile: string; insecure: boolean };
   /** --target embedded: the embedded controller whatever the scenario's target (its files unchecked). */
   targetEmbedded?: true;
   /** --shard i/n: run only the fleet indices ≡ i (mod n) of the fleet (after `devices`); default 0/1. */

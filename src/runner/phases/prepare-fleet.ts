@@ -162,6 +162,7 @@ function overridesOf(opts: RunScenarioOptions): ScenarioOverrides {
     overrides.target = {
       kind: 'external',
       url: c.url,
+      ...(c.v1Url !== undefined ? { v1Url: c.v1Url } : {}),
       ...(c.rootCaFile !== undefined ? { rootCaFile: resolve(c.rootCaFile) } : {}),
       onboardCertFile: resolve(c.onboardCertFile),
       onboardKeyFile: resolve(c.onboardKeyFile),
