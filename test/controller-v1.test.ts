@@ -48,7 +48,8 @@ class V1Client {
       connect.cert = cert.certPem;
       connect.key = cert.key.export({ format: 'pem', type: 'pkcs8' });
     }
-    this.agent = new Agent({ connect });
+    // One connection, as a device keeps one: limits and identities are per connection.
+    this.agent = new Agent({ connect, connections: 1 });
   }
 
   async send(method: 'GET' | 'POST', path: string, body?: Uint8Array): Promise<Res> {
@@ -144,13 +145,16 @@ describe('embedded controller API v1 (mutual TLS)', () => {
     expect(server.v1Url).not.toBe(server.url);
   });
 
-  it('ping: no certificate 401, onboarding certificate 200 and rate limited (429), unknown certificate 401', async () => {
+  it('ping: no certificate 401, onboarding certificate 200 and rate limited per connection (429), unknown certificate 401', async () => {
     const none = await anonymous.send('GET', `${P}/ping`);
     expect(none.status).toBe(401);
     expect(none.body.toString()).toMatch(/no client certificate/);
     expect((await onboardA.send('GET', `${P}/ping`)).status).toBe(200);
     const again = await onboardA.send('GET', '/api/v1/edgeDevice/ping');
     expect(again.status).toBe(429);
+    // Another device of the fleet, the same onboarding certificate on its own connection: the limit
+    // is per connection, or a fleet would onboard one device a second.
+    expect((await onboardingOf(a).send('GET', `${P}/ping`)).status).toBe(200);
     // A device certificate the controller does not know yet.
     const unknown = await deviceA.send('GET', `${P}/ping`);
     expect(unknown.status).toBe(401);

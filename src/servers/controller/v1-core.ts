@@ -16,7 +16,9 @@
 //        newlogs and flowlog (an empty ConfigRequest or UuidRequest is a valid message)
 //   400  a path naming an unknown device UUID or an unknown app instance
 //   404  certs with no certificates to send; unknown paths
-//   429  ping with an onboarding certificate more than once a second (the document: SHOULD rate limit)
+//   429  ping with an onboarding certificate more than once a second on one connection (the document:
+//        SHOULD rate limit). Per connection, not per certificate: a fleet shares its onboarding
+//        certificate, and one limit for all of it would let a fleet onboard one device a second.
 
 import type { ControllerPki } from '../../identity/controller-pki.js';
 import { buildControllerCerts } from '../../protocol/controller-certs.js';
@@ -37,9 +39,8 @@ import { sharedHandler } from './shared-handlers.js';
 /** Endpoints whose request body must not be empty (the document's 422 "missing body"). */
 const BODY_REQUIRED = new Set<V1Route['endpoint']>(['register', 'attest', 'info', 'metrics', 'logs', 'applogs', 'newlogs', 'appnewlogs', 'flowlog']);
 
-/** Ping with an onboarding certificate: at most one per this many ms per certificate. */
+/** Ping with an onboarding certificate: at most one per this many ms per connection. */
 export const ONBOARDING_PING_INTERVAL_MS = 1000;
-const PING_MEMORY_LIMIT = 20_000;
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -55,7 +56,8 @@ export class V1Core {
   readonly ctx: ControllerContext;
   /** v1 requests only (the core's `stats` counts every API). */
   readonly stats: ControllerStats;
-  private readonly lastOnboardingPing = new Map<string, number>();
+  /** Last onboarding-certificate ping per connection (its peer, made once per TLS socket). */
+  private readonly lastOnboardingPing = new WeakMap<V1Peer, number>();
 
   constructor(private readonly core: ControllerCore) {
     this.stats = core.apiStats.v1;
@@ -128,7 +130,7 @@ export class V1Core {
       return completeRegistration(this.ctx, req, who.fingerprint, req.body);
     }
     if (route.endpoint === 'ping') {
-      if (who.kind === 'onboarding') return this.onboardingPing(who.fingerprint, req.now);
+      if (who.kind === 'onboarding') return this.onboardingPing(peer, req.now);
       req.device = who.device;
       return { status: 200 };
     }
@@ -180,13 +182,12 @@ export class V1Core {
     return { status: 200, body: built.encoded, contentType: PROTO_MIME };
   }
 
-  private onboardingPing(fingerprint: string, now: number): Reply {
-    const last = this.lastOnboardingPing.get(fingerprint);
+  private onboardingPing(peer: V1Peer, now: number): Reply {
+    const last = this.lastOnboardingPing.get(peer);
     if (last !== undefined && now - last < ONBOARDING_PING_INTERVAL_MS) {
-      return text(429, `ping with the onboarding certificate is limited to one per ${ONBOARDING_PING_INTERVAL_MS} ms; back off`);
+      return text(429, `ping with the onboarding certificate is limited to one per ${ONBOARDING_PING_INTERVAL_MS} ms on a connection; back off`);
     }
-    if (this.lastOnboardingPing.size >= PING_MEMORY_LIMIT) this.lastOnboardingPing.clear();
-    this.lastOnboardingPing.set(fingerprint, now);
+    this.lastOnboardingPing.set(peer, now);
     return { status: 200 };
   }
 
