@@ -22,13 +22,13 @@ import os from 'node:os';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runScenario } from '../src/runner/run-scenario.js';
-import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
 import { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { startStormController } from './storm-controller.js';
+import { precreateIdentities } from './precreated-identities.js';
 import { signedRequestFloorUs } from './signed-request-floor.js';
 
 const SEED = 42;
@@ -59,7 +59,7 @@ try {
   console.log(`machine: ${machineDescription()}`);
   const stateDir = join(root, 'generator');
   const t = performance.now();
-  precreateIdentities(stateDir, devices, workers);
+  precreateIdentities(stateDir, { seed: SEED, fleetId: FLEET_ID, devices, workers });
   console.log(`identities: ${devices} made before the runs in ${((performance.now() - t) / 1000).toFixed(1)} s (not measured)`);
   const quarter = Math.max(1, Math.round(devices / 4));
   const small = await stormRun(stateDir, quarter, overMs / 4);
@@ -104,17 +104,6 @@ try {
 } finally {
   if (!keep) rmSync(root, { recursive: true, force: true });
   else console.log(`kept ${root}`);
-}
-
-/** The fleet's identities, made and written the way the run's workers make their shards. */
-function precreateIdentities(stateDir: string, n: number, w: number): void {
-  FleetIdentityStore.open({ stateDir, seed: SEED, fleetId: FLEET_ID }).release();
-  for (let i = 0; i < w; i++) {
-    const shard = { first: i, stride: w, count: Math.floor(n / w) + (i < n % w ? 1 : 0) };
-    const store = FleetIdentityStore.open({ stateDir, seed: SEED, fleetId: FLEET_ID, expect: shard });
-    for (let k = 0; k < shard.count; k++) store.device(shard.first + k * shard.stride);
-    store.release();
-  }
 }
 
 function scenarioYaml(n: number, windowMs: number): string {

@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 
 export interface StormController {
   url: string;
+  /** Controller API v1 (mutual TLS) on its own port. */
+  v1Url: string;
   adminUrl: string;
   rootCaFile: string;
   onboardCertFile: string;
@@ -54,14 +56,16 @@ export async function startStormController(stateDir: string, opts: { sink: boole
         let m: RegExpExecArray | null;
         if ((m = /--onboard-cert (\S+) --onboard-key (\S+)/.exec(line))) [found.cert, found.key] = [m[1]!, m[2]!];
         if ((m = /^evesim controller listening on (\S+)/.exec(line))) found.url = m[1]!;
+        if ((m = /^controller API v1 on (\S+)/.exec(line))) found.v1 = m[1]!;
         if ((m = /^admin API on (\S+)/.exec(line))) found.admin = m[1]!;
         if ((m = /^root CA for devices: (\S+)/.exec(line))) found.ca = m[1]!;
-        if (found.url && found.admin && found.ca && found.cert) resolve(found);
+        if (found.url && found.v1 && found.admin && found.ca && found.cert) resolve(found);
       }
     });
   });
   return {
     url: ready.url!,
+    v1Url: ready.v1!,
     adminUrl: ready.admin!,
     rootCaFile: ready.ca!,
     onboardCertFile: ready.cert!,

@@ -1,0 +1,16 @@
+// A bench fleet's identities, made and written before its runs the way the run's workers make their
+// shards (worker i holds fleet indices i, i + w, ...), so the runs only load them: what identities
+// cost is bench/identity-fleet.ts's figure, not the runs'.
+
+import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
+
+export function precreateIdentities(stateDir: string, opts: { seed: number; fleetId: string; devices: number; workers: number }): void {
+  const { seed, fleetId, devices: n, workers: w } = opts;
+  FleetIdentityStore.open({ stateDir, seed, fleetId }).release();
+  for (let i = 0; i < w; i++) {
+    const shard = { first: i, stride: w, count: Math.floor(n / w) + (i < n % w ? 1 : 0) };
+    const store = FleetIdentityStore.open({ stateDir, seed, fleetId, expect: shard });
+    for (let k = 0; k < shard.count; k++) store.device(shard.first + k * shard.stride);
+    store.release();
+  }
+}
