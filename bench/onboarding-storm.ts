@@ -28,7 +28,7 @@ import type { RunSummary } from '../src/runner/summary-json.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { startStormController } from './storm-controller.js';
-import { precreateIdentities } from './precreated-identities.js';
+import { preparedFleetState } from './precreated-identities.js';
 import { signedRequestFloorUs } from './signed-request-floor.js';
 
 const SEED = 42;
@@ -57,10 +57,7 @@ const root = mkdtempSync(join(os.tmpdir(), 'evesim-onboarding-storm-'));
 
 try {
   console.log(`machine: ${machineDescription()}`);
-  const stateDir = join(root, 'generator');
-  const t = performance.now();
-  precreateIdentities(stateDir, { seed: SEED, fleetId: FLEET_ID, devices, workers });
-  console.log(`identities: ${devices} made before the runs in ${((performance.now() - t) / 1000).toFixed(1)} s (not measured)`);
+  const stateDir = preparedFleetState(root, { seed: SEED, fleetId: FLEET_ID, devices, workers });
   const quarter = Math.max(1, Math.round(devices / 4));
   const small = await stormRun(stateDir, quarter, overMs / 4);
   const big = await stormRun(stateDir, devices, overMs);

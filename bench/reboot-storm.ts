@@ -36,7 +36,7 @@ import type { RunSummary } from '../src/runner/summary-json.js';
 import type { OwnConnectionFigures } from '../src/transport/own-connection-figures.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
-import { precreateIdentities } from './precreated-identities.js';
+import { preparedFleetState } from './precreated-identities.js';
 import { startStormController, type StormController } from './storm-controller.js';
 
 const SEED = 42;
@@ -86,10 +86,7 @@ const root = mkdtempSync(join(os.tmpdir(), 'evesim-reboot-storm-'));
 
 try {
   console.log(`machine: ${machineDescription()}`);
-  const stateDir = join(root, 'generator');
-  const t = performance.now();
-  precreateIdentities(stateDir, { seed: SEED, fleetId: FLEET_ID, devices, workers });
-  console.log(`identities: ${devices} made before the runs in ${((performance.now() - t) / 1000).toFixed(1)} s (not measured)`);
+  const stateDir = preparedFleetState(root, { seed: SEED, fleetId: FLEET_ID, devices, workers });
   console.log(
     `runs: ${devices} devices, ${workers} workers, EVE's default timers, ${sink ? 'the sink controller' : 'the conformance controller (every request verified)'} in another process; ` +
       `arrivals over ${arrivalS} s, steady window ${arrivalS + STEADY_FROM_S}-${arrivalS + STEADY_TO_S} s, power lost at ${arrivalS + LOSS_AT_S} s for ${downMs / 1000} s, storm window the ${STORM_S} s from its return`,
