@@ -27,7 +27,7 @@ import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
-import { startStormController } from './storm-controller.js';
+import { startStormController, stormTarget } from './storm-controller.js';
 import { preparedFleetState } from './precreated-identities.js';
 import { signedRequestFloorUs } from './signed-request-floor.js';
 
@@ -147,7 +147,7 @@ async function stormRun(stateDir: string, n: number, windowMs: number): Promise<
       startAtMs,
       ...(tickMs ? { tickMs } : {}),
       quiet: true,
-      controller: { url: controller.url, rootCaFile: controller.rootCaFile, onboardCertFile: controller.onboardCertFile, onboardKeyFile: controller.onboardKeyFile, insecure: false },
+      controller: stormTarget(controller),
       controllerAdmin: admin,
       endRunPhase: end.signal,
       onProgress: (agg) => {

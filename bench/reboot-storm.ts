@@ -37,7 +37,7 @@ import type { OwnConnectionFigures } from '../src/transport/own-connection-figur
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { preparedFleetState } from './precreated-identities.js';
-import { startStormController, type StormController } from './storm-controller.js';
+import { startStormController, stormTarget, type StormController } from './storm-controller.js';
 
 const SEED = 42;
 const FLEET_ID = 'reboot-storm-bench';
@@ -199,7 +199,7 @@ async function kindRun(stateDir: string, kind: Kind): Promise<KindRun> {
       workers,
       startAtMs,
       quiet: true,
-      controller: { url: controller.url, v1Url: controller.v1Url, rootCaFile: controller.rootCaFile, onboardCertFile: controller.onboardCertFile, onboardKeyFile: controller.onboardKeyFile, insecure: false },
+      controller: stormTarget(controller),
       controllerAdmin: admin,
       onProgress: (a) => {
         agg = a;

@@ -75,6 +75,11 @@ export async function startStormController(stateDir: string, opts: { sink: boole
   };
 }
 
+/** The `controller` option of runScenario for this controller: v2 and v1 addresses, its PKI files, TLS verified. */
+export function stormTarget(c: StormController): { url: string; v1Url: string; rootCaFile: string; onboardCertFile: string; onboardKeyFile: string; insecure: false } {
+  return { url: c.url, v1Url: c.v1Url, rootCaFile: c.rootCaFile, onboardCertFile: c.onboardCertFile, onboardKeyFile: c.onboardKeyFile, insecure: false };
+}
+
 /** utime + stime of a child from /proc/<pid>/stat, ms (Linux, USER_HZ 100; 0 elsewhere). */
 function processCpuMs(child: ChildProcess): number {
   try {

@@ -64,9 +64,14 @@ export interface FaultTransportOptions {
 
 const FAILS_AT_ONCE: readonly NetworkFaultKind[] = ['partition', 'dns-failure', 'tls-failure'];
 
+/** Faults whose hit devices are watched for recovery: the network faults and power-loss. */
+export function watchesRecovery(p: PlannedFault): boolean {
+  return isNetworkFault(p.fault) || p.fault.action === 'power-loss';
+}
+
 export class FaultTransport implements Transport {
   private readonly faults: PlannedFault[];
-  /** Faults whose hit devices are watched for recovery: the network faults and power-loss. */
+  /** Faults whose hit devices are watched for recovery (watchesRecovery). */
   private readonly watched: PlannedFault[];
   /** Requests each fault changed, by plan id. */
   readonly requestsAffected: number[];
@@ -90,7 +95,7 @@ export class FaultTransport implements Transport {
     private readonly opts: FaultTransportOptions,
   ) {
     this.faults = plan.faults.filter((p) => isNetworkFault(p.fault));
-    this.watched = plan.faults.filter((p) => isNetworkFault(p.fault) || p.fault.action === 'power-loss');
+    this.watched = plan.faults.filter(watchesRecovery);
     this.requestsAffected = plan.faults.map(() => 0);
     this.devicesAffected = plan.faults.map(() => new Set<number>());
     this.recovered = plan.faults.map(() => new Set<number>());

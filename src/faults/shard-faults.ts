@@ -11,7 +11,7 @@ import { DeviceClockSkew } from './clock-skew.js';
 import { FaultPlan, type PlannedFault } from './fault-plan.js';
 import { isNetworkFault } from './fault-spec.js';
 import type { FaultTally } from './fault-tally.js';
-import { FaultTransport } from './fault-transport.js';
+import { FaultTransport, watchesRecovery } from './fault-transport.js';
 import type { WorkerTransport } from '../transport/worker-transport.js';
 
 /** What a fault needs of a device (the shard's FleetDevice). */
@@ -46,7 +46,7 @@ export class ShardFaults {
    *  losses watched (unchanged when the scenario has neither). */
   wrapTransport<T extends WorkerTransport>(inner: T, startAtMs: Millis, seed: number): WorkerTransport {
     this.startAtMs = startAtMs;
-    if (!this.plan.faults.some((p) => isNetworkFault(p.fault) || p.fault.action === 'power-loss')) return inner;
+    if (!this.plan.faults.some(watchesRecovery)) return inner;
     this.transport = new FaultTransport(inner, this.plan, {
       clock: this.clock,
       startAtMs,
@@ -111,19 +111,12 @@ export class ShardFaults {
     for (const i of indices) for (const p of this.plan.faults) if (p.selects(i)) devices[p.id]!++;
     return this.plan.faults.map((p): FaultTally => {
       const t = this.transport;
-      if (isNetworkFault(p.fault)) {
-        const tally: FaultTally = { id: p.id, devices: devices[p.id]!, devicesHit: t?.devicesAffected[p.id]!.size ?? 0, requests: t?.requestsAffected[p.id] ?? 0 };
-        if (t && Number.isFinite(p.endMs)) {
-          tally.recovered = t.recovered[p.id]!.size;
-          tally.recoveryMs = t.recoveryMs[p.id]!;
-        }
-        return tally;
-      }
-      if (p.fault.action === 'clock-skew') {
-        return { id: p.id, devices: devices[p.id]!, devicesHit: this.skewedDevices[p.id]!.size, requests: this.skewedRequests[p.id]! };
-      }
-      const tally: FaultTally = { id: p.id, devices: devices[p.id]!, devicesHit: this.deviceHits[p.id]!, requests: 0 };
-      if (p.fault.action === 'power-loss' && t && Number.isFinite(p.endMs)) {
+      const tally: FaultTally = isNetworkFault(p.fault)
+        ? { id: p.id, devices: devices[p.id]!, devicesHit: t?.devicesAffected[p.id]!.size ?? 0, requests: t?.requestsAffected[p.id] ?? 0 }
+        : p.fault.action === 'clock-skew'
+          ? { id: p.id, devices: devices[p.id]!, devicesHit: this.skewedDevices[p.id]!.size, requests: this.skewedRequests[p.id]! }
+          : { id: p.id, devices: devices[p.id]!, devicesHit: this.deviceHits[p.id]!, requests: 0 };
+      if (t && watchesRecovery(p) && Number.isFinite(p.endMs)) {
         tally.recovered = t.recovered[p.id]!.size;
         tally.recoveryMs = t.recoveryMs[p.id]!;
       }
