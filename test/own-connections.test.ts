@@ -39,13 +39,13 @@ describe('connections of devices that hold their own', () => {
   it('adds the workers up per route, and is absent when no worker had any', () => {
     expect(sumOwnConnections([undefined, {}])).toBeUndefined();
     const sum = sumOwnConnections([
-      { v1: fig({ devices: 3, connects: 7, resumed: 1, certSwitches: 3, deviceRestarts: 1 }) },
+      { v1: fig({ devices: 3, connects: 7, resumed: 1, certSwitches: 3, deviceRestarts: 1, abandonedByPowerLoss: 1 }) },
       undefined,
       { v1: fig({ devices: 2, connects: 4, failed: 2, certSwitches: 2, connectionsLost: 3 }), v2PerDevice: fig({ devices: 4, connects: 5 }) },
     ]);
     expect(sum).toEqual({
-      v1: { devices: 5, connects: 11, resumed: 1, failed: 2, certSwitches: 5, deviceRestarts: 1, connectionsLost: 3 },
-      v2PerDevice: { devices: 4, connects: 5, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0 },
+      v1: { devices: 5, connects: 11, resumed: 1, failed: 2, certSwitches: 5, deviceRestarts: 1, connectionsLost: 3, abandonedByPowerLoss: 1 },
+      v2PerDevice: { devices: 4, connects: 5, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0, abandonedByPowerLoss: 0 },
     });
   });
 
@@ -56,6 +56,9 @@ describe('connections of devices that hold their own', () => {
       'connections  API v1 (mutual TLS) 5 devices: 11 connects, 10 full handshakes, 1 resumed (2 failed, 5 certificate switches, 1 let go with a device that went down, 4 lost to network faults)',
     );
     expect(ownConnectionsLine(summary({ v2PerDevice: fig({ devices: 2, connects: 2 }) }))).toBe('connections  API v2 per-device 2 devices: 2 connects, 2 full handshakes, 0 resumed');
+    expect(ownConnectionsLine(summary({ v2PerDevice: fig({ devices: 2, connects: 4, deviceRestarts: 2, abandonedByPowerLoss: 1 }) }))).toBe(
+      'connections  API v2 per-device 2 devices: 4 connects, 4 full handshakes, 0 resumed (2 let go with a device that went down, 1 of them left open by a power loss (no FIN))',
+    );
   });
 
   it('are live Prometheus counters, set from the latest delta of each worker (not added up delta by delta), at 0 for an API the run has none on', async () => {

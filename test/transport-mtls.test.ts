@@ -2,7 +2,8 @@
 // certificates and reports, per request, which certificate it saw, on which socket, and whether
 // the TLS session was resumed: contexts built once per device and certificate, reconnects resumed,
 // the switch from the onboarding to the device certificate (and no session carried across it), a
-// device that went down losing its connection and session, a connection lost to the network made
+// device that went down losing its connection and session (closed after a command, left open without
+// a FIN after a power loss), a connection lost to the network made
 // again with its session, one connection per device, and server verification still on.
 
 import { X509Certificate } from 'node:crypto';
@@ -31,6 +32,9 @@ describe('per-device mutual-TLS transport', () => {
   const ids: DeviceIdentityMaterial[] = [];
   const socketIds = new WeakMap<object, number>();
   let sockets = 0;
+  /** Server sockets by id, and the ids whose client sent its FIN (or reset). */
+  const serverSockets = new Map<number, TLSSocket>();
+  const finished = new Set<number>();
 
   beforeAll(async () => {
     tlsMaterial = await makeLoopbackTls('mtls-test');
@@ -40,7 +44,13 @@ describe('per-device mutual-TLS transport', () => {
       { key: tlsMaterial.keyPem, cert: tlsMaterial.certPem, requestCert: true, rejectUnauthorized: false },
       (req, res) => {
         const s = req.socket as TLSSocket;
-        if (!socketIds.has(s)) socketIds.set(s, ++sockets);
+        if (!socketIds.has(s)) {
+          const id = ++sockets;
+          socketIds.set(s, id);
+          serverSockets.set(id, s);
+          s.once('end', () => finished.add(id));
+          s.once('close', () => finished.add(id));
+        }
         const seen: Seen = { peer: s.getPeerX509Certificate()?.fingerprint256 ?? 'none', reused: s.isSessionReused(), socket: socketIds.get(s)! };
         const close = req.url?.includes('close') ?? false;
         const answer = () => {
@@ -170,6 +180,49 @@ describe('per-device mutual-TLS transport', () => {
       expect(st.contextsCreated).toBe(1);
       // The old connection closes once its request was answered.
       await vi.waitFor(() => expect(t.stats().sockets).toBe(1), { timeout: 10_000, interval: 10 });
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('closes the connection of a device shut down by command, and leaves a power-lost one open and silent until the controller closes it', async () => {
+    const t = transport();
+    try {
+      const [a, b] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
+      t.deviceDown(0, 'shutdown');
+      t.deviceDown(1, 'power-loss');
+      // The shut-down device's kernel closed its socket: the server gets the FIN.
+      await vi.waitFor(() => expect(finished.has(a.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      // The power-lost device boots and connects again, without a session; two round trips on the new
+      // connection later the old one has still sent nothing.
+      const afterBoot = await send(t, 1, 'device');
+      await send(t, 1, 'device');
+      expect(afterBoot.socket).not.toBe(b.socket);
+      expect(afterBoot.reused).toBe(false);
+      expect(finished.has(b.socket)).toBe(false);
+      expect(t.stats()).toMatchObject({ deviceRestarts: 2, abandonedByPowerLoss: 1, abandonedOpen: 1, sockets: 1 });
+      expect(t.ownConnectionFigures()).toMatchObject({ deviceRestarts: 2, abandonedByPowerLoss: 1 });
+      // The controller closes the dead connection itself (its idle timeout): the transport forgets it.
+      serverSockets.get(b.socket)!.end();
+      await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
+      // A second power loss, then the run ends: the abandoned connection is closed with the rest.
+      t.deviceDown(1, 'power-loss');
+      expect(t.stats().abandonedOpen).toBe(1);
+      await t.close();
+      await vi.waitFor(() => expect(finished.has(afterBoot.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('closes a power-lost connection when a live one would close for idleness (here the server\'s Keep-Alive: timeout=5)', async () => {
+    const t = transport();
+    try {
+      const seen = await send(t, 2, 'device');
+      t.deviceDown(2, 'power-loss');
+      expect(t.stats().abandonedOpen).toBe(1);
+      await vi.waitFor(() => expect(finished.has(seen.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
     } finally {
       await t.destroy();
     }

@@ -497,6 +497,15 @@ export class VirtualDevice {
     // Periodic location is best effort: discarded on failure, the next one follows (§6.5).
     this.info.enqueue(key, 'location', Msg.ZInfoMsg.encode(msg), now, true);
   }
+  /**
+   * Down because its power failed (the timeline's reboot, the power-loss fault), not by a command:
+   * its kernel died without closing anything, so its connections get no FIN (the transport's
+   * deviceDown is told so).
+   */
+  get lostPower(): boolean {
+    return !this.up && this.rebooting === 'power-fail';
+  }
+
   /** Graceful reboot from the LPS, apps already halted: down after the grace period (REBOOT_CMD). */
   rebootForCommand(now: Millis): void {
     this.rebooting = 'reboot-cmd';

@@ -12,6 +12,7 @@ import type { FleetLayout } from './fleet-layout.js';
 import type { ShardTask } from './worker-protocol.js';
 import { shardLocal } from './arrival-schedule.js';
 import type { OwnConnections } from '../transport/own-connection-figures.js';
+import type { DeviceDownHow } from '../transport/worker-transport.js';
 
 type Route = 'shared' | 'v2-per-device' | 'v1';
 
@@ -62,12 +63,13 @@ export class FleetTransport implements Transport {
   }
 
   /**
-   * The device went down (reboot, power loss): its own connection, if it has one, goes with it.
+   * The device went down (reboot, power loss): its own connection, if it has one, goes with it
+   * (closed after a command, left without a FIN after a power loss).
    * Devices on the shared v2 pool have no connection of their own to lose (a simulator economy:
    * real devices each hold one), so nothing changes for them.
    */
-  deviceDown(deviceIndex: number): void {
-    this.ownConnectionsOf(deviceIndex)?.deviceDown(deviceIndex);
+  deviceDown(deviceIndex: number, how: DeviceDownHow = 'shutdown'): void {
+    this.ownConnectionsOf(deviceIndex)?.deviceDown(deviceIndex, how);
   }
 
   /** A network fault broke the device's connection: its own connection, if it has one, is made again (resuming its session). */

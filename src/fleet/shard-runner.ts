@@ -55,6 +55,8 @@ export interface FleetDevice {
   stop(): void;
   /** Power fails now; back after `downtimeMs` (absent: the usual reboot downtime). */
   rebootNow(cause?: 'power-fail', downtimeMs?: number): boolean | void;
+  /** Down because its power failed, not by a command (its connections are left without a FIN; optional for fakes). */
+  readonly lostPower?: boolean;
   /** The tpm-reset fault; true when the device had a TPM to reset (optional for fakes). */
   tpmReset?(): boolean;
   /** End of the run: stop producing now, deliver what is queued from `deliverFrom` on (simulator action; optional for fakes). */
@@ -614,7 +616,7 @@ export class ShardRunner {
     if (to === 'idle' || to === 'stopped') this.health.forget(this.indexOf(local));
     // Down (reboot, power loss, poweroff): its own connection does not outlive it. A device stops
     // for good only at the end of the run, where the transport closes every connection anyway.
-    if (to === 'idle') this.deviceConnections?.deviceDown?.(this.indexOf(local));
+    if (to === 'idle') this.deviceConnections?.deviceDown?.(this.indexOf(local), this.devices[local]?.lostPower === true ? 'power-loss' : 'shutdown');
     if (to === 'onboarded' && this.everOnboarded[local] === 0) {
       this.everOnboarded[local] = 1;
       this.onboardedEver++;

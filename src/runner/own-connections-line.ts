@@ -19,8 +19,14 @@ function describe(f: OwnConnectionFigures): string {
   const extra = [
     f.failed > 0 ? `${f.failed} failed` : '',
     f.certSwitches > 0 ? `${f.certSwitches} certificate switches` : '',
-    f.deviceRestarts > 0 ? `${f.deviceRestarts} let go with a device that went down` : '',
+    f.deviceRestarts > 0 ? `${f.deviceRestarts} let go with a device that went down${abandoned(f)}` : '',
     f.connectionsLost > 0 ? `${f.connectionsLost} lost to network faults` : '',
   ].filter((x) => x !== '');
   return `${f.devices} devices: ${f.connects} connects, ${full} full handshakes, ${f.resumed} resumed` + (extra.length > 0 ? ` (${extra.join(', ')})` : '');
+}
+
+/** ", 3 of them left open by a power loss (no FIN)" when any were. */
+function abandoned(f: OwnConnectionFigures): string {
+  const n = f.abandonedByPowerLoss ?? 0;
+  return n > 0 ? `, ${n} of them left open by a power loss (no FIN)` : '';
 }

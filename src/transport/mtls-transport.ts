@@ -10,7 +10,8 @@
 // certificate (after registration), the old connection is closed after the requests on it finish,
 // the onboarding context is dropped, and the new connection starts without a session: a session
 // resumes the identity it was made with, so it must never cross certificates. A device that goes
-// down (deviceDown) loses its connection and session the same way, as a rebooted EVE does. Devices without a
+// down (deviceDown) loses its connection and session as a rebooted EVE does: closed after a
+// command, abandoned without a FIN after a power loss. Devices without a
 // client certificate share one context. Connects of all devices go through one ConnectPacer, so a
 // controller restart does not turn into a synchronised handshake storm.
 //
@@ -28,6 +29,7 @@ import { EVE_TLS_CIPHERS, Exchange, parseBaseUrl, type ExchangeOwner } from './c
 import { makePacedConnector, type ConnectorCounters, type TlsSessionHolder } from './paced-connector.js';
 import type { ControllerClientOptions } from './controller-client-options.js';
 import type { OwnConnectionFigures } from './own-connection-figures.js';
+import type { DeviceDownHow } from './worker-transport.js';
 
 /** The certificates a device can present. Key objects are made once per device (identity layer). */
 export interface ClientIdentity {
@@ -72,6 +74,10 @@ export interface PerDeviceTransportStats extends ConnectorCounters {
   deviceRestarts: number;
   /** Times a network fault cost a device its connection (its next connect resumes the session). */
   connectionsLost: number;
+  /** Of deviceRestarts, connections a power loss left open without a FIN. */
+  abandonedByPowerLoss: number;
+  /** Of those, connections still open now (until the controller or the idle timeout closes them). */
+  abandonedOpen: number;
   /** Connects waiting in the pacer, and connects the pacer delayed because they were part of a burst. */
   connectsWaiting: number;
   connectsPaced: number;
@@ -121,6 +127,9 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   private certSwitches = 0;
   private deviceRestarts = 0;
   private connectionsLost = 0;
+  /** Connections a power loss left open and silent, until the controller or the idle timeout closes them. */
+  private readonly abandoned = new Set<Client>();
+  private abandonedConnections = 0;
   private closed = false;
 
   constructor(private readonly opts: PerDeviceTransportOptions) {
@@ -173,20 +182,31 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   /**
    * The device went down (reboot, power loss, poweroff): a real device's sockets and its in-memory
    * TLS session cache die with it, so after it boots the controller sees a new connection with a
-   * full handshake. Its connection closes once the requests on it are answered (the device ignores
-   * those answers; failing them here would count them as transport errors the controller never
-   * caused); its next request connects afresh, without a session. Its TLS contexts are kept: they
-   * hold only its key and certificate, which survive a reboot, and rebuilding them changes nothing
-   * on the wire.
+   * full handshake. Its next request connects afresh, without a session. Its TLS contexts are
+   * kept: they hold only its key and certificate, which survive a reboot, and rebuilding them
+   * changes nothing on the wire.
+   *
+   * What the controller sees of the old connection depends on how the device went down. After a
+   * reboot or poweroff command ('shutdown') EVE's processes exit and the kernel closes their
+   * sockets: the connection closes (FIN) once the requests on it are answered. After a power loss
+   * nothing is sent: the connection is abandoned, left open and silent, and the controller keeps it
+   * until it closes it itself (its idle timeout), or until the idle timeout of a live device's
+   * connection (keepAliveTimeoutMs, or the Keep-Alive timeout the controller announced, which
+   * undici honours a second early) would have closed it; the run's end closes it too. A real device's rebooted kernel
+   * would answer the controller's next segment with a reset instead; Node gives no way to hold a
+   * TLS socket's descriptor without sending anything, so the closing FIN is the one difference.
+   * In both cases the answers to requests in flight are ignored by the device (failing them here
+   * would count them as transport errors the controller never caused).
    */
-  deviceDown(deviceIndex: number): void {
+  deviceDown(deviceIndex: number, how: DeviceDownHow = 'shutdown'): void {
     const link = this.links.get(deviceIndex);
     if (!link) return;
     // Also when no connection is open (a fault took it): the session must not survive the reboot.
     link.session = { session: undefined };
     if (!link.client) return;
     this.deviceRestarts++;
-    this.letGo(link);
+    if (how === 'power-loss') this.abandon(link);
+    else this.letGo(link);
   }
 
   /**
@@ -200,6 +220,27 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     if (!link?.client) return;
     this.connectionsLost++;
     this.letGo(link);
+  }
+
+  /**
+   * Leaves the link's connection open without a word (a power loss): undici closes it when the
+   * controller does or when it has been idle as long as a live connection may be; until then it is
+   * held here so the end of the run can close it. The next request makes a new one.
+   */
+  private abandon(link: DeviceLink): void {
+    const client = link.client!;
+    link.client = undefined;
+    link.slot = undefined;
+    this.abandonedConnections++;
+    this.abandoned.add(client);
+    // Closed by either side, or its connect failed (or never started): nothing more will use it.
+    const forget = (): void => {
+      if (!this.abandoned.delete(client)) return;
+      client.off('disconnect', forget).off('connectionError', forget);
+      client.close().catch(() => undefined);
+    };
+    client.on('disconnect', forget).on('connectionError', forget);
+    if (!client.stats.connected && client.stats.pending === 0 && client.stats.running === 0) forget();
   }
 
   /** Closes the link's connection after the requests on it; the next request makes a new one. */
@@ -231,6 +272,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       certSwitches: this.certSwitches,
       deviceRestarts: this.deviceRestarts,
       connectionsLost: this.connectionsLost,
+      abandonedByPowerLoss: this.abandonedConnections,
+      abandonedOpen: this.abandoned.size,
       connectsWaiting: p.waiting,
       connectsPaced: p.paced,
     };
@@ -247,6 +290,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       certSwitches: this.certSwitches,
       deviceRestarts: this.deviceRestarts,
       connectionsLost: this.connectionsLost,
+      abandonedByPowerLoss: this.abandonedConnections,
     };
   }
 
@@ -254,6 +298,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   async close(): Promise<void> {
     this.closed = true;
     const clients = [...this.links.values()].map((l) => l.client).filter((c): c is Client => c !== undefined);
+    clients.push(...this.abandoned);
+    this.abandoned.clear();
     this.links.clear();
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   }
@@ -262,6 +308,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   async destroy(): Promise<void> {
     this.closed = true;
     const clients = [...this.links.values()].map((l) => l.client).filter((c): c is Client => c !== undefined);
+    clients.push(...this.abandoned);
+    this.abandoned.clear();
     this.links.clear();
     await Promise.all(clients.map((c) => c.destroy().catch(() => undefined)));
   }

@@ -20,6 +20,11 @@ export interface OwnConnectionFigures {
   deviceRestarts: number;
   /** Times a network fault cost a device its connection (it connected again, offering its session). */
   connectionsLost: number;
+  /**
+   * Of deviceRestarts, connections a power loss left open without a FIN (the controller holds them
+   * until it closes them itself); absent in summaries written before it existed.
+   */
+  abandonedByPowerLoss?: number;
 }
 
 /** By route: API v1 devices, and API v2 devices of `connection: per-device` groups. */
@@ -35,8 +40,8 @@ export function sumOwnConnections(list: readonly (OwnConnections | undefined)[])
     for (const route of ['v1', 'v2PerDevice'] as const) {
       const f = c?.[route];
       if (!f) continue;
-      const into = (out[route] ??= { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0 });
-      // ?? 0: summaries written before connectionsLost existed (evesim merge).
+      const into: Required<OwnConnectionFigures> = (out[route] ??= { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0, abandonedByPowerLoss: 0 }) as Required<OwnConnectionFigures>;
+      // ?? 0: summaries written before connectionsLost or abandonedByPowerLoss existed (evesim merge).
       for (const k of Object.keys(into) as (keyof OwnConnectionFigures)[]) into[k] += f[k] ?? 0;
     }
   }

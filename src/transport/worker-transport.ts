@@ -6,6 +6,13 @@
 import type { Transport } from '../device/ports.js';
 import type { OwnConnections } from './own-connection-figures.js';
 
+/**
+ * How a device went down: 'shutdown' (a reboot or poweroff command: EVE's processes exit and the
+ * kernel closes their sockets, a FIN each) or 'power-loss' (nothing is sent: the controller keeps
+ * the connection until it closes it itself).
+ */
+export type DeviceDownHow = 'shutdown' | 'power-loss';
+
 export interface WorkerTransport extends Transport {
   close?(): Promise<void>;
   destroy?(): Promise<void>;
@@ -13,7 +20,7 @@ export interface WorkerTransport extends Transport {
   /** A fault broke this device's connection: a device with one of its own makes a new one, resuming its session. */
   connectionLost?(deviceIndex: number): void;
   /** The device went down: the connection of its own, if it has one, goes with it, and its session. */
-  deviceDown?(deviceIndex: number): void;
+  deviceDown?(deviceIndex: number, how?: DeviceDownHow): void;
   /** Cumulative figures of the devices with connections of their own; undefined: none. */
   ownConnections?(): OwnConnections | undefined;
 }
