@@ -68,6 +68,8 @@ interface KindRun {
   fewestOnboarded: number;
   allBackAfterS: number | undefined;
   worstLoopP99Ms: number;
+  /** The controller's listener for this kind (v1, or v2): most TCP connections open at once, and opened over the run. */
+  controllerConnections: { peak: number; opened: number } | undefined;
   summary: RunSummary;
 }
 
@@ -123,7 +125,10 @@ function describe(r: KindRun): string {
     `${r.kind} (${KINDS[r.kind].what}):`,
     `  steady: generator ${perDevMin.toFixed(2)} ms CPU per device-minute, controller ${((r.steady.ctlCpuMs / r.steady.seconds) * 60 / devices).toFixed(2)}, ${((r.steady.requests / r.steady.seconds) * 60 / devices).toFixed(2)} requests per device-minute`,
     `  reboot, beyond the steady rate, per rebooted device: generator ${marginal(r, 'genCpuMs').toFixed(2)} ms CPU, controller ${marginal(r, 'ctlCpuMs').toFixed(2)} ms, ${marginal(r, 'requests').toFixed(2)} requests`,
-    `  connects in the storm window: ${r.storm.full} full handshakes, ${r.storm.resumed} resumed (${(r.storm.full / devices).toFixed(2)} full per device)`,
+    `  connects in the storm window: ${r.storm.full} full handshakes, ${r.storm.resumed} resumed (${(r.storm.full / devices).toFixed(2)} full per device)` +
+      (r.controllerConnections
+        ? `; the controller held at most ${r.controllerConnections.peak} connections at once (${(r.controllerConnections.peak / devices).toFixed(2)} per device; ${r.controllerConnections.opened} opened over the run)`
+        : ''),
     `  back: ${hit} devices lost power (fewest onboarded at once ${r.fewestOnboarded}); all onboarded again ${r.allBackAfterS === undefined ? 'never within the window' : `${r.allBackAfterS} s after the power returned`}; ` +
       (rec ? `${rec.devices} of ${hit} current again, the last ${(rec.maxMs / 1000).toFixed(1)} s after` : 'no recovery figures'),
     `  worst worker loop-lag p99 in the storm window ${r.worstLoopP99Ms.toFixed(1)} ms; exit figures: ${r.summary.overall.count} requests, ${r.summary.overall.errors} errors`,
@@ -221,6 +226,9 @@ async function kindRun(stateDir: string, kind: Kind): Promise<KindRun> {
     const need = ['steadyFrom', 'steadyTo', 'stormFrom', 'stormTo'].map((n) => marks.get(n));
     if (need.some((m) => m === undefined)) throw new Error(`${kind} run: a measuring instant never came`);
     const [s0, s1, r0, r1] = need as Mark[];
+    // Devices that lose power leave their own connections open: the controller holds them beside the new ones.
+    const stats = (await admin.stats()) as { connections?: Record<'v1' | 'v2', { peak: number; opened: number }> };
+    const listener = stats.connections?.[kind === 'v1' ? 'v1' : 'v2'];
     return {
       kind,
       steady: { seconds: STEADY_TO_S - STEADY_FROM_S, genCpuMs: s1.genCpuMs - s0.genCpuMs, ctlCpuMs: s1.ctlCpuMs - s0.ctlCpuMs, requests: s1.requests - s0.requests },
@@ -234,6 +242,7 @@ async function kindRun(stateDir: string, kind: Kind): Promise<KindRun> {
       fewestOnboarded,
       allBackAfterS,
       worstLoopP99Ms,
+      controllerConnections: listener ? { peak: listener.peak, opened: listener.opened } : undefined,
       summary,
     };
   } finally {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { attest, certs } from '../src/gen/eve-types.js';
 import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';
 import { createDeviceCertificate } from '../src/identity/eve-certificates.js';
@@ -355,5 +355,34 @@ describe('embedded controller API v1 (mutual TLS)', () => {
       const v2 = stats.byApi.v2.endpoints[ep]?.requests ?? 0;
       expect(t.requests, ep).toBe(v1 + v2);
     }
+  });
+
+  it("counts each listener's connections in /admin/stats: opened, open now, the most at once", async () => {
+    type Gauges = { connections: Record<'v1' | 'v2', { opened: number; open: number; peak: number }> };
+    const before = ((await admin.stats()) as Gauges).connections;
+    const v1 = new V1Client(server);
+    const v2 = new Agent({ connect: { ca: server.rootCaPem }, connections: 1 });
+    expect((await v1.send('GET', `${P}/ping`)).status).toBe(401);
+    const res = await request(`${server.url}/api/v2/edgedevice/certs`, { dispatcher: v2 });
+    await res.body.arrayBuffer();
+    const during = ((await admin.stats()) as Gauges).connections;
+    for (const api of ['v1', 'v2'] as const) {
+      expect(during[api].opened, api).toBe(before[api].opened + 1);
+      expect(during[api].open, api).toBe(before[api].open + 1);
+      expect(during[api].peak, api).toBeGreaterThanOrEqual(during[api].open);
+    }
+    // Closed by the client: the controller's count comes down; opened and the peak stay.
+    await Promise.all([v1.close(), v2.close()]);
+    await vi.waitFor(
+      async () => {
+        const after = ((await admin.stats()) as Gauges).connections;
+        for (const api of ['v1', 'v2'] as const) {
+          expect(after[api].open, api).toBe(before[api].open);
+          expect(after[api].opened, api).toBe(during[api].opened);
+          expect(after[api].peak, api).toBe(during[api].peak);
+        }
+      },
+      { timeout: 10_000, interval: 20 },
+    );
   });
 });

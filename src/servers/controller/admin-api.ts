@@ -1,7 +1,8 @@
 // The controller's JSON admin API on its own loopback port: stats, device list and details, the
 // fleet, live config changes and the maintenance and certs switches. Errors are JSON {error, field?}.
 //
-//   GET   /admin/stats                       totals per endpoint and status; attestation outcomes by code
+//   GET   /admin/stats                       totals per endpoint and status; attestation outcomes by code;
+//                                            connections of each device-API listener (opened, open, peak)
 //   GET   /admin/devices[?offset=&limit=]    device summaries
 //   GET   /admin/devices/{uuid|serial}       one device in detail
 //   GET   /admin/devices/{uuid|serial}/config   the EdgeDevConfig it is served (proto3 JSON) and its hash
@@ -60,6 +61,8 @@ function route(core: ControllerCore, method: string, url: string, body: Buffer):
       ...core.stats.toJSON(),
       attestation: core.stats.attestation.toJSON(reg.devices()),
       byApi: { v1: core.apiStats.v1.toJSON(), v2: core.apiStats.v2.toJSON() },
+      // TCP connections of each device-API listener: opened, open now, most at once.
+      connections: { v1: core.connections.v1.toJSON(), v2: core.connections.v2.toJSON() },
       threadId,
       devices: reg.size,
       maintenance: core.switches.maintenance,

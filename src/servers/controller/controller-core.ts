@@ -10,6 +10,7 @@ import type { ControllerContext, ControllerSwitches, Reply, RequestState } from 
 import { PROTO_MIME } from './controller-context.js';
 import type { ResolvedControllerOptions } from './controller-options.js';
 import { ControllerStats } from './controller-stats.js';
+import { ConnectionGauge } from './connection-gauge.js';
 import { DeviceRegistry } from './device-registry.js';
 import { ResponseSealer } from './envelope-adapter.js';
 import { handleConfig } from './handle-config.js';
@@ -41,6 +42,8 @@ export class ControllerCore implements ControllerContext {
   readonly stats = new ControllerStats();
   /** The same counts per API; v1 requests are counted by v1-core.ts, v2 ones here. */
   readonly apiStats = { v1: new ControllerStats(), v2: new ControllerStats() };
+  /** TCP connections of the v2 and v1 listeners (the servers register them). */
+  readonly connections = { v1: new ConnectionGauge(), v2: new ConnectionGauge() };
   readonly sealer: ResponseSealer;
   readonly onboarding: OnboardingTrust;
   readonly configs: ConfigService;

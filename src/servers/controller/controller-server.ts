@@ -58,6 +58,7 @@ export async function createControllerServer(opts: ControllerOptions, extras: Co
     }),
   );
   applyListenerTimeouts(api);
+  core.connections.v2.watch(api);
 
   const admin = createAdminServer(core);
   const v1 = options.apiV1 ? createV1Server(core, options.maxBodyBytes).server : undefined;

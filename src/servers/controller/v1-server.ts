@@ -27,5 +27,6 @@ export function createV1Server(core: ControllerCore, maxBodyBytes: number): { se
     }),
   );
   applyListenerTimeouts(server);
+  core.connections.v1.watch(server);
   return { server, v1 };
 }
