@@ -8,7 +8,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TransportError, type ClientCertKind, type TransportRequest } from '../src/device/ports.js';
@@ -189,8 +189,12 @@ describe('per-device mutual-TLS transport', () => {
     const t = transport();
     try {
       const [a, b] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
+      const keepAlive = vi.spyOn(Socket.prototype, 'setKeepAlive');
       t.deviceDown(0, 'shutdown');
       t.deviceDown(1, 'power-loss');
+      // A dead device's kernel sends no TCP keep-alive probes either: turned off on the abandoned socket only.
+      expect(keepAlive.mock.calls).toEqual([[false]]);
+      keepAlive.mockRestore();
       // The shut-down device's kernel closed its socket: the server gets the FIN.
       await vi.waitFor(() => expect(finished.has(a.socket)).toBe(true), { timeout: 10_000, interval: 10 });
       // The power-lost device boots and connects again, without a session; two round trips on the new

@@ -21,6 +21,7 @@
 import { responseBodyLimit } from './response-body-limits.js';
 import { requestDeadlineMs } from './controller-transport.js';
 import type { KeyObject } from 'node:crypto';
+import type net from 'node:net';
 import tls from 'node:tls';
 import { Client } from 'undici';
 import type { ClientCertKind, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
@@ -95,6 +96,8 @@ class DeviceLink {
   /** Contexts by slot; 'none' uses the transport's shared context and is never stored here. */
   onboardingContext: tls.SecureContext | undefined;
   deviceContext: tls.SecureContext | undefined;
+  /** The socket of `client` once connected (a power loss turns its TCP keep-alive off). */
+  socket: net.Socket | undefined;
 }
 
 const DEFAULTS = {
@@ -189,14 +192,15 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
    * What the controller sees of the old connection depends on how the device went down. After a
    * reboot or poweroff command ('shutdown') EVE's processes exit and the kernel closes their
    * sockets: the connection closes (FIN) once the requests on it are answered. After a power loss
-   * nothing is sent: the connection is abandoned, left open and silent, and the controller keeps it
-   * until it closes it itself (its idle timeout), or until the idle timeout of a live device's
-   * connection (keepAliveTimeoutMs, or the Keep-Alive timeout the controller announced, which
-   * undici honours a second early) would have closed it; the run's end closes it too. A real device's rebooted kernel
-   * would answer the controller's next segment with a reset instead; Node gives no way to hold a
-   * TLS socket's descriptor without sending anything, so the closing FIN is the one difference.
-   * In both cases the answers to requests in flight are ignored by the device (failing them here
-   * would count them as transport errors the controller never caused).
+   * nothing is sent: the connection is abandoned, left open and silent (TCP keep-alive turned
+   * off), and the controller keeps it until it closes it itself (its idle timeout), or until the
+   * idle timeout of a live device's connection (keepAliveTimeoutMs, or the Keep-Alive timeout the
+   * controller announced, which undici honours a second early) would have closed it; the run's end
+   * closes it too. A real device's rebooted kernel would answer the controller's next segment with
+   * a reset instead; Node gives no way to hold a TLS socket's descriptor without sending anything,
+   * so the closing FIN is the one difference. In both cases the answers to requests in flight are
+   * ignored by the device (failing them here would count them as transport errors the controller
+   * never caused).
    */
   deviceDown(deviceIndex: number, how: DeviceDownHow = 'shutdown'): void {
     const link = this.links.get(deviceIndex);
@@ -229,6 +233,9 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
    */
   private abandon(link: DeviceLink): void {
     const client = link.client!;
+    // A dead device's kernel sends no keep-alive probes either.
+    link.socket?.setKeepAlive(false);
+    link.socket = undefined;
     link.client = undefined;
     link.slot = undefined;
     this.abandonedConnections++;
@@ -247,6 +254,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   private letGo(link: DeviceLink): void {
     link.client!.close().catch(() => undefined);
     link.client = undefined;
+    link.socket = undefined;
     link.slot = undefined;
   }
 
@@ -345,7 +353,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     }
     if (slot === 'device') link.onboardingContext = undefined;
     link.slot = slot;
-    link.client = new Client(this.origin, {
+    link.socket = undefined;
+    const client: Client = new Client(this.origin, {
       pipelining: 1,
       connect: makePacedConnector(
         {
@@ -356,6 +365,9 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
           connectTimeoutMs: this.connectTimeoutMs,
           keepAliveInitialDelayMs: 60_000,
           sessionHolder: link.session,
+          onConnected: (socket) => {
+            if (link.client === client) link.socket = socket;
+          },
         },
         this.counters,
       ),
@@ -365,7 +377,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       headersTimeout: this.timeoutMs + 1000,
       bodyTimeout: this.timeoutMs + 1000,
     });
-    return link.client;
+    link.client = client;
+    return client;
   }
 
   private contextFor(deviceIndex: number, link: DeviceLink, slot: Slot): tls.SecureContext {

@@ -26,6 +26,8 @@ export interface PacedConnectorOptions {
   sessionHolder?: TlsSessionHolder;
   /** TCP keep-alive probe delay on idle pooled sockets. */
   keepAliveInitialDelayMs: number;
+  /** Told of every socket once connected (a device's transport keeps its current one). */
+  onConnected?: (socket: net.Socket) => void;
 }
 
 /** A TLS session kept between connects. */
@@ -95,6 +97,7 @@ export function makePacedConnector(
         socket.off('error', onError);
         counters.connected++;
         if (socket instanceof tls.TLSSocket && socket.isSessionReused()) counters.resumed++;
+        opts.onConnected?.(socket);
         done();
         callback(null, socket);
       };
