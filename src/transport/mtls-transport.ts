@@ -304,22 +304,22 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
 
   /** Lets requests in flight finish, then closes every connection. */
   async close(): Promise<void> {
-    this.closed = true;
-    const clients = [...this.links.values()].map((l) => l.client).filter((c): c is Client => c !== undefined);
-    clients.push(...this.abandoned);
-    this.abandoned.clear();
-    this.links.clear();
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await Promise.all(this.shutDown().map((c) => c.close().catch(() => undefined)));
   }
 
   /** Closes every connection now; requests in flight fail with TransportError('closed'). */
   async destroy(): Promise<void> {
+    await Promise.all(this.shutDown().map((c) => c.destroy().catch(() => undefined)));
+  }
+
+  /** Refuses new requests and hands over every client: the devices' current ones and the abandoned ones. */
+  private shutDown(): Client[] {
     this.closed = true;
     const clients = [...this.links.values()].map((l) => l.client).filter((c): c is Client => c !== undefined);
     clients.push(...this.abandoned);
     this.abandoned.clear();
     this.links.clear();
-    await Promise.all(clients.map((c) => c.destroy().catch(() => undefined)));
+    return clients;
   }
 
   /** "POST https://host/path (device 3, config, device certificate)", for error messages. */

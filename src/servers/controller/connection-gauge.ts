@@ -3,7 +3,7 @@
 // without closing anything), so after a fleet's power loss a controller holds the dead connections
 // beside the new ones until its keep-alive timeout closes them; this is where that shows.
 
-import type { Server } from 'node:net';
+import type { Server, Socket } from 'node:net';
 
 export class ConnectionGauge {
   opened = 0;
@@ -12,7 +12,7 @@ export class ConnectionGauge {
 
   /** Counts the listener's TCP connections from now on (before or after the TLS handshake). */
   watch(server: Server): this {
-    server.on('connection', (socket: { once(event: 'close', listener: () => void): unknown }) => {
+    server.on('connection', (socket: Socket) => {
       this.opened++;
       if (++this.open > this.peak) this.peak = this.open;
       socket.once('close', () => this.open--);
