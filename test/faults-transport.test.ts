@@ -8,6 +8,7 @@ import { FaultPlan } from '../src/faults/fault-plan.js';
 import type { FaultAction } from '../src/faults/fault-spec.js';
 import { FaultTransport, type FaultTimers } from '../src/faults/fault-transport.js';
 import type { GroupSpec } from '../src/scenario/scenario-types.js';
+import type { ConnectionLossHow } from '../src/transport/worker-transport.js';
 
 const START = 1_000_000;
 
@@ -38,13 +39,15 @@ class FakeTimers implements FaultTimers {
 
 class FakeInner {
   readonly seen: TransportRequest[] = [];
-  /** Devices whose connection a fault broke, in order. */
+  /** Devices whose connection a fault broke, in order, and how. */
   readonly lost: number[] = [];
+  readonly lostHow: (ConnectionLossHow | undefined)[] = [];
   destroyed = false;
   /** When set, requests wait for it before they are answered. */
   gate: Promise<void> | undefined;
-  connectionLost(deviceIndex: number): void {
+  connectionLost(deviceIndex: number, how?: ConnectionLossHow): void {
     this.lost.push(deviceIndex);
+    this.lostHow.push(how);
   }
   async request(req: TransportRequest): Promise<TransportResponse> {
     this.seen.push(req);
@@ -211,6 +214,8 @@ describe('FaultTransport', () => {
     expect(await codeOf(t.request(req(5)))).toBe('answered');
     expect(await codeOf(t.request(req(6)))).toBe('ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE');
     expect(inner.lost).toEqual([1, 2, 3, 6]);
+    // What the controller sees of the old connection: nothing while the network is cut, a reset, a FIN.
+    expect(inner.lostHow).toEqual(['unreachable', 'unreachable', 'reset', 'closed']);
   });
 
   it('destroy() ends hung requests with closed and destroys the inner transport', async () => {

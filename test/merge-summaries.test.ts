@@ -288,8 +288,8 @@ describe('merge of shard summaries', () => {
       s.mergeable!.lpsCommands = lpsCommandTimes(commands);
       s.drain = { gracefulStopMs: 15_000, durationMs: 1000 * k, complete: k !== 2, leftAtStop: { logs: k } };
       // The second shard's devices all used the shared pool.
-      // The first shard's summary predates abandonedByPowerLoss: it counts as 0.
-      if (k !== 2) s.connections = { v1: { devices: 4 * k, connects: 9 * k, resumed: k, failed: 0, certSwitches: 4 * k, deviceRestarts: k, connectionsLost: 2 * k, ...(k === 3 ? { abandonedByPowerLoss: 2 } : {}) } };
+      // The first shard's summary predates abandonedByPowerLoss and the network's counts: they count as 0.
+      if (k !== 2) s.connections = { v1: { devices: 4 * k, connects: 9 * k, resumed: k, failed: 0, certSwitches: 4 * k, deviceRestarts: k, connectionsLost: 2 * k, ...(k === 3 ? { abandonedByPowerLoss: 2, abandonedByNetwork: 3, resetByNetwork: 1 } : {}) } };
     });
     // The third shard started a second later: the merged window reaches to its end.
     shards[2]!.mergeable!.startedAtMs += 1000;
@@ -324,7 +324,7 @@ describe('merge of shard summaries', () => {
     expect(summary.lps!.agent.deviceCommandsAccepted).toBe(12);
     expect(summary.lps!.devicesByRadioState).toEqual({ online: 36 });
     expect(summary.drain).toEqual({ gracefulStopMs: 15_000, durationMs: 3000, complete: false, leftAtStop: { logs: 6 } });
-    expect(summary.connections).toEqual({ v1: { devices: 16, connects: 36, resumed: 4, failed: 0, certSwitches: 16, deviceRestarts: 4, connectionsLost: 8, abandonedByPowerLoss: 2 } });
+    expect(summary.connections).toEqual({ v1: { devices: 16, connects: 36, resumed: 4, failed: 0, certSwitches: 16, deviceRestarts: 4, connectionsLost: 8, abandonedByPowerLoss: 2, abandonedByNetwork: 3, resetByNetwork: 1 } });
     // Rates are over the earliest start to the latest end: 61 s.
     expect(summary.durationMs).toBe(61_000);
     expect(summary.startedAt).toBe(new Date(STARTED).toISOString());

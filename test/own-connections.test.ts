@@ -41,11 +41,11 @@ describe('connections of devices that hold their own', () => {
     const sum = sumOwnConnections([
       { v1: fig({ devices: 3, connects: 7, resumed: 1, certSwitches: 3, deviceRestarts: 1, abandonedByPowerLoss: 1 }) },
       undefined,
-      { v1: fig({ devices: 2, connects: 4, failed: 2, certSwitches: 2, connectionsLost: 3 }), v2PerDevice: fig({ devices: 4, connects: 5 }) },
+      { v1: fig({ devices: 2, connects: 4, failed: 2, certSwitches: 2, connectionsLost: 3, abandonedByNetwork: 2, resetByNetwork: 1 }), v2PerDevice: fig({ devices: 4, connects: 5 }) },
     ]);
     expect(sum).toEqual({
-      v1: { devices: 5, connects: 11, resumed: 1, failed: 2, certSwitches: 5, deviceRestarts: 1, connectionsLost: 3, abandonedByPowerLoss: 1 },
-      v2PerDevice: { devices: 4, connects: 5, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0, abandonedByPowerLoss: 0 },
+      v1: { devices: 5, connects: 11, resumed: 1, failed: 2, certSwitches: 5, deviceRestarts: 1, connectionsLost: 3, abandonedByPowerLoss: 1, abandonedByNetwork: 2, resetByNetwork: 1 },
+      v2PerDevice: { devices: 4, connects: 5, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0, abandonedByPowerLoss: 0, abandonedByNetwork: 0, resetByNetwork: 0 },
     });
   });
 
@@ -57,7 +57,10 @@ describe('connections of devices that hold their own', () => {
     );
     expect(ownConnectionsLine(summary({ v2PerDevice: fig({ devices: 2, connects: 2 }) }))).toBe('connections  API v2 per-device 2 devices: 2 connects, 2 full handshakes, 0 resumed');
     expect(ownConnectionsLine(summary({ v2PerDevice: fig({ devices: 2, connects: 4, deviceRestarts: 2, abandonedByPowerLoss: 1 }) }))).toBe(
-      'connections  API v2 per-device 2 devices: 4 connects, 4 full handshakes, 0 resumed (2 let go with a device that went down, 1 of them left open by a power loss (no FIN))',
+      'connections  API v2 per-device 2 devices: 4 connects, 4 full handshakes, 0 resumed (2 let go with a device that went down, 1 of them left open by a power loss (no FIN; reset when closed))',
+    );
+    expect(ownConnectionsLine(summary({ v1: fig({ devices: 3, connects: 6, connectionsLost: 4, abandonedByNetwork: 2, resetByNetwork: 1 }) }))).toBe(
+      'connections  API v1 (mutual TLS) 3 devices: 6 connects, 6 full handshakes, 0 resumed (4 lost to network faults (2 left open until the network was back, 1 reset))',
     );
   });
 

@@ -3,8 +3,9 @@
 // the TLS session was resumed: contexts built once per device and certificate, reconnects resumed,
 // the switch from the onboarding to the device certificate (and no session carried across it), a
 // device that went down losing its connection and session (closed after a command, left open without
-// a FIN after a power loss), a connection lost to the network made
-// again with its session, one connection per device, and server verification still on.
+// a FIN after a power loss and reset when it closes), a connection lost to the network made again
+// with its session (what the server sees of the old one following the fault: a reset, nothing until
+// the network is back, a FIN), one connection per device, and server verification still on.
 
 import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
@@ -32,9 +33,10 @@ describe('per-device mutual-TLS transport', () => {
   const ids: DeviceIdentityMaterial[] = [];
   const socketIds = new WeakMap<object, number>();
   let sockets = 0;
-  /** Server sockets by id, and the ids whose client sent its FIN (or reset). */
+  /** Server sockets by id, the ids whose client sent its FIN (or reset), and those it reset. */
   const serverSockets = new Map<number, TLSSocket>();
   const finished = new Set<number>();
+  const reset = new Set<number>();
 
   beforeAll(async () => {
     tlsMaterial = await makeLoopbackTls('mtls-test');
@@ -50,6 +52,9 @@ describe('per-device mutual-TLS transport', () => {
           serverSockets.set(id, s);
           s.once('end', () => finished.add(id));
           s.once('close', () => finished.add(id));
+          s.on('error', (err: NodeJS.ErrnoException) => {
+            if (err.code === 'ECONNRESET') reset.add(id);
+          });
         }
         const seen: Seen = { peer: s.getPeerX509Certificate()?.fingerprint256 ?? 'none', reused: s.isSessionReused(), socket: socketIds.get(s)! };
         const close = req.url?.includes('close') ?? false;
@@ -197,6 +202,7 @@ describe('per-device mutual-TLS transport', () => {
       keepAlive.mockRestore();
       // The shut-down device's kernel closed its socket: the server gets the FIN.
       await vi.waitFor(() => expect(finished.has(a.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      expect(reset.has(a.socket)).toBe(false);
       // The power-lost device boots and connects again, without a session; two round trips on the new
       // connection later the old one has still sent nothing.
       const afterBoot = await send(t, 1, 'device');
@@ -206,14 +212,16 @@ describe('per-device mutual-TLS transport', () => {
       expect(finished.has(b.socket)).toBe(false);
       expect(t.stats()).toMatchObject({ deviceRestarts: 2, abandonedByPowerLoss: 1, abandonedOpen: 1, sockets: 1 });
       expect(t.ownConnectionFigures()).toMatchObject({ deviceRestarts: 2, abandonedByPowerLoss: 1 });
-      // The controller closes the dead connection itself (its idle timeout): the transport forgets it.
+      // The controller closes the dead connection itself (its idle timeout): the rebooted kernel
+      // answers with a reset, and the transport forgets the connection.
       serverSockets.get(b.socket)!.end();
+      await vi.waitFor(() => expect(reset.has(b.socket)).toBe(true), { timeout: 10_000, interval: 10 });
       await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
-      // A second power loss, then the run ends: the abandoned connection is closed with the rest.
+      // A second power loss, then the run ends: the abandoned connection is closed with the rest, reset.
       t.deviceDown(1, 'power-loss');
       expect(t.stats().abandonedOpen).toBe(1);
       await t.close();
-      await vi.waitFor(() => expect(finished.has(afterBoot.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      await vi.waitFor(() => expect(reset.has(afterBoot.socket)).toBe(true), { timeout: 10_000, interval: 10 });
     } finally {
       await t.destroy();
     }
@@ -225,7 +233,7 @@ describe('per-device mutual-TLS transport', () => {
       const seen = await send(t, 2, 'device');
       t.deviceDown(2, 'power-loss');
       expect(t.stats().abandonedOpen).toBe(1);
-      await vi.waitFor(() => expect(finished.has(seen.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      await vi.waitFor(() => expect(reset.has(seen.socket)).toBe(true), { timeout: 10_000, interval: 10 });
       await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
     } finally {
       await t.destroy();
@@ -262,6 +270,41 @@ describe('per-device mutual-TLS transport', () => {
       expect(st.resumed).toBe(2);
       // The onboarding to device move happened with no connection open: not a switch of a live one.
       expect(st.certSwitches).toBe(0);
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('shows the server what each network fault leaves of the old connection: a reset, nothing until the network is back, a FIN', async () => {
+    const t = transport();
+    try {
+      // A reset on the path: the server's socket fails with ECONNRESET at once.
+      const r = await send(t, 0, 'device');
+      t.connectionLost(0, 'reset');
+      await vi.waitFor(() => expect(reset.has(r.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      // A partition: the device gives the connection up, but its FIN does not get through; two
+      // round trips of another device later the server still holds it, silent.
+      const p = await send(t, 0, 'device');
+      t.connectionLost(0, 'unreachable');
+      expect(t.stats()).toMatchObject({ abandonedByNetwork: 1, abandonedOpen: 1, connectionsReset: 1 });
+      await send(t, 1, 'device');
+      await send(t, 1, 'device');
+      expect(finished.has(p.socket)).toBe(false);
+      // The network is back: the device connects again (resuming its session), and the old
+      // connection's FIN arrives, not a reset.
+      const back = await send(t, 0, 'device');
+      expect(back.socket).not.toBe(p.socket);
+      expect(back.reused).toBe(true);
+      // Bounded below the idle close (about 4 s after the partition, from the server's
+      // Keep-Alive: timeout=5), so the FIN must come from the reconnect, not from idleness.
+      await vi.waitFor(() => expect(finished.has(p.socket)).toBe(true), { timeout: 2_500, interval: 10 });
+      await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
+      expect(reset.has(p.socket)).toBe(false);
+      // A refused handshake or a name that does not resolve: the network carries the FIN.
+      t.connectionLost(0, 'closed');
+      await vi.waitFor(() => expect(finished.has(back.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      expect(reset.has(back.socket)).toBe(false);
+      expect(t.ownConnectionFigures()).toMatchObject({ connectionsLost: 3, abandonedByNetwork: 1, resetByNetwork: 1 });
     } finally {
       await t.destroy();
     }

@@ -15,7 +15,9 @@
 // When several are active, failing ones win over reset, and latency comes first. A request a fault
 // fails also costs its device the connection, as a failed request costs EVE's client its
 // connection: devices with connections of their own (API v1, v2 per-device) connect again after
-// it, resuming their TLS session; the shared v2 pool is left alone.
+// it, resuming their TLS session; the shared v2 pool is left alone. What the controller sees of
+// the old connection follows the fault (ConnectionLossHow): a reset for reset, nothing until the
+// network is back for partition, blackhole and loss, a FIN for the others.
 //
 // It also watches recovery: a device a network fault hit, or a power loss took down, is current
 // again at its first configuration answer after the window (for a power loss, to a request sent
@@ -140,20 +142,21 @@ export class FaultTransport implements Transport {
     if (delay > 0) await this.wait(delay);
     if (fail) {
       this.count(fail, req);
-      this.inner.connectionLost?.(req.deviceIndex);
+      // A partition drops the device's FIN too; a name that does not resolve or a refused handshake does not.
+      this.inner.connectionLost?.(req.deviceIndex, fail.fault.action === 'partition' ? 'unreachable' : 'closed');
       throw this.error(fail, req, 'fault injected');
     }
     if (hang) {
       this.count(hang, req);
       await this.wait(this.timeoutMs);
-      this.inner.connectionLost?.(req.deviceIndex);
+      this.inner.connectionLost?.(req.deviceIndex, 'unreachable');
       throw this.error(hang, req, `no HTTP answer within ${this.timeoutMs} ms (fault injected)`);
     }
     if (reset) {
       this.count(reset, req);
       // The request reaches the server; whatever it answers is lost with the connection.
       await this.inner.request(req).catch(() => undefined);
-      this.inner.connectionLost?.(req.deviceIndex);
+      this.inner.connectionLost?.(req.deviceIndex, 'reset');
       throw this.error(reset, req, 'connection reset after the request was sent (fault injected)');
     }
     const sentAt = this.elapsed();

@@ -12,7 +12,7 @@ import type { FleetLayout } from './fleet-layout.js';
 import type { ShardTask } from './worker-protocol.js';
 import { shardLocal } from './arrival-schedule.js';
 import type { OwnConnections } from '../transport/own-connection-figures.js';
-import type { DeviceDownHow } from '../transport/worker-transport.js';
+import type { ConnectionLossHow, DeviceDownHow } from '../transport/worker-transport.js';
 
 type Route = 'shared' | 'v2-per-device' | 'v1';
 
@@ -73,8 +73,8 @@ export class FleetTransport implements Transport {
   }
 
   /** A network fault broke the device's connection: its own connection, if it has one, is made again (resuming its session). */
-  connectionLost(deviceIndex: number): void {
-    this.ownConnectionsOf(deviceIndex)?.connectionLost(deviceIndex);
+  connectionLost(deviceIndex: number, how: ConnectionLossHow = 'closed'): void {
+    this.ownConnectionsOf(deviceIndex)?.connectionLost(deviceIndex, how);
   }
 
   /** The cumulative figures of the devices with connections of their own; undefined when the worker has none. */

@@ -20,13 +20,22 @@ function describe(f: OwnConnectionFigures): string {
     f.failed > 0 ? `${f.failed} failed` : '',
     f.certSwitches > 0 ? `${f.certSwitches} certificate switches` : '',
     f.deviceRestarts > 0 ? `${f.deviceRestarts} let go with a device that went down${abandoned(f)}` : '',
-    f.connectionsLost > 0 ? `${f.connectionsLost} lost to network faults` : '',
+    f.connectionsLost > 0 ? `${f.connectionsLost} lost to network faults${lostHow(f)}` : '',
   ].filter((x) => x !== '');
   return `${f.devices} devices: ${f.connects} connects, ${full} full handshakes, ${f.resumed} resumed` + (extra.length > 0 ? ` (${extra.join(', ')})` : '');
 }
 
-/** ", 3 of them left open by a power loss (no FIN)" when any were. */
+/** ", 3 of them left open by a power loss (no FIN; reset when closed)" when any were. */
 function abandoned(f: OwnConnectionFigures): string {
   const n = f.abandonedByPowerLoss ?? 0;
-  return n > 0 ? `, ${n} of them left open by a power loss (no FIN)` : '';
+  return n > 0 ? `, ${n} of them left open by a power loss (no FIN; reset when closed)` : '';
+}
+
+/** " (2 left open until the network was back, 1 reset)" when any were. */
+function lostHow(f: OwnConnectionFigures): string {
+  const how = [
+    (f.abandonedByNetwork ?? 0) > 0 ? `${f.abandonedByNetwork} left open until the network was back` : '',
+    (f.resetByNetwork ?? 0) > 0 ? `${f.resetByNetwork} reset` : '',
+  ].filter((x) => x !== '');
+  return how.length > 0 ? ` (${how.join(', ')})` : '';
 }

@@ -11,7 +11,9 @@
 // the onboarding context is dropped, and the new connection starts without a session: a session
 // resumes the identity it was made with, so it must never cross certificates. A device that goes
 // down (deviceDown) loses its connection and session as a rebooted EVE does: closed after a
-// command, abandoned without a FIN after a power loss. Devices without a
+// command, abandoned without a FIN after a power loss and reset when it finally closes. A network
+// fault (connectionLost) costs the connection as it costs EVE's: reset on the path, or closed with a
+// FIN that a partition holds back until the network is back. Devices without a
 // client certificate share one context. Connects of all devices go through one ConnectPacer, so a
 // controller restart does not turn into a synchronised handshake storm.
 //
@@ -30,7 +32,8 @@ import { EVE_TLS_CIPHERS, Exchange, parseBaseUrl, type ExchangeOwner } from './c
 import { makePacedConnector, type ConnectorCounters, type TlsSessionHolder } from './paced-connector.js';
 import type { ControllerClientOptions } from './controller-client-options.js';
 import type { OwnConnectionFigures } from './own-connection-figures.js';
-import type { DeviceDownHow } from './worker-transport.js';
+import type { ConnectionLossHow, DeviceDownHow } from './worker-transport.js';
+import { resetNow, resetWhenClosed } from './reset-on-close.js';
 
 /** The certificates a device can present. Key objects are made once per device (identity layer). */
 export interface ClientIdentity {
@@ -75,9 +78,13 @@ export interface PerDeviceTransportStats extends ConnectorCounters {
   deviceRestarts: number;
   /** Times a network fault cost a device its connection (its next connect resumes the session). */
   connectionsLost: number;
-  /** Of deviceRestarts, connections a power loss left open without a FIN. */
+  /** Of deviceRestarts, connections a power loss left open without a FIN (reset when they close). */
   abandonedByPowerLoss: number;
-  /** Of those, connections still open now (until the controller or the idle timeout closes them). */
+  /** Of connectionsLost, connections a partition left open, their FIN held back until the device connects again. */
+  abandonedByNetwork: number;
+  /** Of connectionsLost, connections a reset fault reset. */
+  connectionsReset: number;
+  /** Abandoned connections (either kind) still open now. */
   abandonedOpen: number;
   /** Connects waiting in the pacer, and connects the pacer delayed because they were part of a burst. */
   connectsWaiting: number;
@@ -98,6 +105,10 @@ class DeviceLink {
   deviceContext: tls.SecureContext | undefined;
   /** The socket of `client` once connected (a power loss turns its TCP keep-alive off). */
   socket: net.Socket | undefined;
+  /** The TCP socket under `socket` (the same socket without TLS), for a reset. */
+  tcp: net.Socket | undefined;
+  /** Connections a partition cut off: their FIN goes out once the device connects again (the network is back). */
+  stranded: Client[] | undefined;
 }
 
 const DEFAULTS = {
@@ -130,9 +141,11 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   private certSwitches = 0;
   private deviceRestarts = 0;
   private connectionsLost = 0;
-  /** Connections a power loss left open and silent, until the controller or the idle timeout closes them. */
+  /** Connections a power loss or a partition left open and silent, until something closes them. */
   private readonly abandoned = new Set<Client>();
   private abandonedConnections = 0;
+  private abandonedByNetwork = 0;
+  private connectionsReset = 0;
   private closed = false;
 
   constructor(private readonly opts: PerDeviceTransportOptions) {
@@ -196,11 +209,10 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
    * off), and the controller keeps it until it closes it itself (its idle timeout), or until the
    * idle timeout of a live device's connection (keepAliveTimeoutMs, or the Keep-Alive timeout the
    * controller announced, which undici honours a second early) would have closed it; the run's end
-   * closes it too. A real device's rebooted kernel would answer the controller's next segment with
-   * a reset instead; Node gives no way to hold a TLS socket's descriptor without sending anything,
-   * so the closing FIN is the one difference. In both cases the answers to requests in flight are
-   * ignored by the device (failing them here would count them as transport errors the controller
-   * never caused).
+   * closes it too. Whichever closes it, it ends with a TCP reset, as the rebooted kernel answers the
+   * controller's next segment (reset-on-close.ts). In both cases the answers to requests in flight
+   * are ignored by the device (failing them here would count them as transport errors the
+   * controller never caused).
    */
   deviceDown(deviceIndex: number, how: DeviceDownHow = 'shutdown'): void {
     const link = this.links.get(deviceIndex);
@@ -209,36 +221,56 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     link.session = { session: undefined };
     if (!link.client) return;
     this.deviceRestarts++;
-    if (how === 'power-loss') this.abandon(link);
-    else this.letGo(link);
+    if (how === 'power-loss') {
+      this.abandonedConnections++;
+      // The controller learns of the death only when it sends something: the reset.
+      if (link.socket && link.tcp) resetWhenClosed(link.socket, link.tcp);
+      this.abandon(link);
+    } else this.letGo(link);
   }
 
   /**
-   * A network fault broke the device's connection (a partition, a blackholed request that timed
-   * out, a reset): EVE's client drops a connection whose request failed and connects again, and
-   * having kept its TLS session in memory, resumes it. The connection closes once the requests on
-   * it are answered; the next request connects afresh and offers the session.
+   * A network fault broke the device's connection: EVE's client drops a connection whose request
+   * failed and connects again, and having kept its TLS session in memory, resumes it; the next
+   * request connects afresh and offers the session. What the controller sees of the old one
+   * depends on the fault:
+   *
+   * - 'unreachable' (partition, blackholed or lost request): the device closes it, but its FIN is
+   *   lost with every other packet. The controller keeps the connection, silent, until the
+   *   device's next connect succeeds (the network is back, and the kernel's retransmitted FIN gets
+   *   through), until the controller closes it, or until a live connection's idle timeout.
+   * - 'reset': a reset on the path; the controller's socket fails with ECONNRESET now.
+   * - 'closed' (the network carries packets: a name that does not resolve, a refused handshake):
+   *   closed with a FIN once the requests on it are answered.
    */
-  connectionLost(deviceIndex: number): void {
+  connectionLost(deviceIndex: number, how: ConnectionLossHow = 'closed'): void {
     const link = this.links.get(deviceIndex);
     if (!link?.client) return;
     this.connectionsLost++;
-    this.letGo(link);
+    if (how === 'unreachable') {
+      this.abandonedByNetwork++;
+      (link.stranded ??= []).push(link.client);
+      this.abandon(link);
+    } else if (how === 'reset' && link.tcp) {
+      this.connectionsReset++;
+      resetNow(link.tcp);
+      this.letGo(link);
+    } else this.letGo(link);
   }
 
   /**
-   * Leaves the link's connection open without a word (a power loss): undici closes it when the
-   * controller does or when it has been idle as long as a live connection may be; until then it is
-   * held here so the end of the run can close it. The next request makes a new one.
+   * Leaves the link's connection open without a word (a power loss, a partition): undici closes it
+   * when the controller does or when it has been idle as long as a live connection may be; until
+   * then it is held here so the end of the run can close it. The next request makes a new one.
    */
   private abandon(link: DeviceLink): void {
     const client = link.client!;
-    // A dead device's kernel sends no keep-alive probes either.
+    // A dead device's kernel sends no keep-alive probes, nor does a partitioned one's get through.
     link.socket?.setKeepAlive(false);
     link.socket = undefined;
+    link.tcp = undefined;
     link.client = undefined;
     link.slot = undefined;
-    this.abandonedConnections++;
     this.abandoned.add(client);
     // Closed by either side, or its connect failed (or never started): nothing more will use it.
     const forget = (): void => {
@@ -255,6 +287,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     link.client!.close().catch(() => undefined);
     link.client = undefined;
     link.socket = undefined;
+    link.tcp = undefined;
     link.slot = undefined;
   }
 
@@ -281,6 +314,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       deviceRestarts: this.deviceRestarts,
       connectionsLost: this.connectionsLost,
       abandonedByPowerLoss: this.abandonedConnections,
+      abandonedByNetwork: this.abandonedByNetwork,
+      connectionsReset: this.connectionsReset,
       abandonedOpen: this.abandoned.size,
       connectsWaiting: p.waiting,
       connectsPaced: p.paced,
@@ -299,6 +334,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       deviceRestarts: this.deviceRestarts,
       connectionsLost: this.connectionsLost,
       abandonedByPowerLoss: this.abandonedConnections,
+      abandonedByNetwork: this.abandonedByNetwork,
+      resetByNetwork: this.connectionsReset,
     };
   }
 
@@ -354,6 +391,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     if (slot === 'device') link.onboardingContext = undefined;
     link.slot = slot;
     link.socket = undefined;
+    link.tcp = undefined;
     const client: Client = new Client(this.origin, {
       pipelining: 1,
       connect: makePacedConnector(
@@ -365,8 +403,15 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
           connectTimeoutMs: this.connectTimeoutMs,
           keepAliveInitialDelayMs: 60_000,
           sessionHolder: link.session,
-          onConnected: (socket) => {
-            if (link.client === client) link.socket = socket;
+          resettable: true,
+          onConnected: (socket, tcp) => {
+            if (link.client !== client) return;
+            link.socket = socket;
+            link.tcp = tcp;
+            // The network is back: the FIN of a connection a partition cut off gets through now.
+            const stranded = link.stranded;
+            link.stranded = undefined;
+            for (const old of stranded ?? []) old.close().catch(() => undefined);
           },
         },
         this.counters,

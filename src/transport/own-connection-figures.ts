@@ -25,6 +25,13 @@ export interface OwnConnectionFigures {
    * until it closes them itself); absent in summaries written before it existed.
    */
   abandonedByPowerLoss?: number;
+  /**
+   * Of connectionsLost, connections a partition (or a blackholed or lost request) left open: the
+   * device's FIN went out only when it connected again. Absent in older summaries.
+   */
+  abandonedByNetwork?: number;
+  /** Of connectionsLost, connections a reset fault reset (the controller saw ECONNRESET). Absent in older summaries. */
+  resetByNetwork?: number;
 }
 
 /** By route: API v1 devices, and API v2 devices of `connection: per-device` groups. */
@@ -40,8 +47,8 @@ export function sumOwnConnections(list: readonly (OwnConnections | undefined)[])
     for (const route of ['v1', 'v2PerDevice'] as const) {
       const f = c?.[route];
       if (!f) continue;
-      const into: Required<OwnConnectionFigures> = (out[route] ??= { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0, abandonedByPowerLoss: 0 }) as Required<OwnConnectionFigures>;
-      // ?? 0: summaries written before connectionsLost or abandonedByPowerLoss existed (evesim merge).
+      const into: Required<OwnConnectionFigures> = (out[route] ??= { devices: 0, connects: 0, resumed: 0, failed: 0, certSwitches: 0, deviceRestarts: 0, connectionsLost: 0, abandonedByPowerLoss: 0, abandonedByNetwork: 0, resetByNetwork: 0 }) as Required<OwnConnectionFigures>;
+      // ?? 0: summaries written before connectionsLost or the abandoned and reset counts existed (evesim merge).
       for (const k of Object.keys(into) as (keyof OwnConnectionFigures)[]) into[k] += f[k] ?? 0;
     }
   }

@@ -26,8 +26,18 @@ export interface PacedConnectorOptions {
   sessionHolder?: TlsSessionHolder;
   /** TCP keep-alive probe delay on idle pooled sockets. */
   keepAliveInitialDelayMs: number;
-  /** Told of every socket once connected (a device's transport keeps its current one). */
-  onConnected?: (socket: net.Socket) => void;
+  /**
+   * Told of every socket once connected (a device's transport keeps its current one). `tcp` is
+   * the TCP socket under it (the socket itself without TLS) when `resettable` asked for one.
+   */
+  onConnected?: (socket: net.Socket, tcp: net.Socket | undefined) => void;
+  /**
+   * TLS only: open the TCP socket first and run TLS over it, so the owner can later close the
+   * connection with a reset (net.Socket.resetAndDestroy) instead of a FIN, as a rebooted device's
+   * kernel or a reset on the path does. A TLS socket Node opens itself offers no reset. Costs one
+   * more socket object per connection, so only the devices' own connections ask for it.
+   */
+  resettable?: boolean;
 }
 
 /** A TLS session kept between connects. */
@@ -64,9 +74,13 @@ export function makePacedConnector(
       const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
       const host = target.hostname;
       let socket: net.Socket;
+      let tcp: net.Socket | undefined;
       if (target.protocol === 'https:') {
         const servername = opts.servername ?? target.servername ?? (net.isIP(host) ? undefined : host);
+        if (opts.resettable) tcp = net.connect({ host, port });
         const tlsSocket = tls.connect({
+          // With `socket`, host only names the server to verify; port is ignored.
+          ...(tcp ? { socket: tcp } : {}),
           host,
           port,
           servername,
@@ -81,6 +95,7 @@ export function makePacedConnector(
         socket = tlsSocket;
       } else {
         socket = net.connect({ host, port });
+        if (opts.resettable) tcp = socket;
       }
       socket.setNoDelay(true);
       socket.setKeepAlive(true, opts.keepAliveInitialDelayMs);
@@ -97,7 +112,7 @@ export function makePacedConnector(
         socket.off('error', onError);
         counters.connected++;
         if (socket instanceof tls.TLSSocket && socket.isSessionReused()) counters.resumed++;
-        opts.onConnected?.(socket);
+        opts.onConnected?.(socket, tcp);
         done();
         callback(null, socket);
       };
