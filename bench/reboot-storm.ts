@@ -5,7 +5,12 @@
 // per kind: generator and controller CPU per rebooted device beyond the steady state, connects and
 // handshakes, requests per rebooted device, and how long until every device is back.
 //
-//   npm run build && node dist/bench/reboot-storm.js [--devices 2000] [--kinds v2,v1] [--down 10s] [--workers <cores>] [--sink]
+// `--outage partition` cuts the whole fleet off the network for --down instead: nothing reboots, a
+// device whose request failed gives its connection up (its FIN lost in the partition) and connects
+// again when the network is back, resuming its TLS session. The controller's listener is read one
+// second before the network comes back, so the figures show the silent connections it still holds.
+//
+//   npm run build && node dist/bench/reboot-storm.js [--devices 2000] [--kinds v2,v1] [--down 10s] [--outage power-loss|partition] [--workers <cores>] [--sink]
 //
 // Each kind is one run of N devices at EVE's default timers against `evesim controller` in a child
 // process (conformance mode, verifying every request; --sink for the load-test sink), a fresh
@@ -70,12 +75,16 @@ interface KindRun {
   worstLoopP99Ms: number;
   /** The controller's listener for this kind (v1, or v2): most TCP connections open at once, and opened over the run. */
   controllerConnections: { peak: number; opened: number } | undefined;
+  /** That listener's open connections one second before the power (or the network) came back. */
+  openBeforeBack: number | undefined;
   summary: RunSummary;
 }
 
 const devices = positiveIntArg('devices', 2000);
 const workers = positiveIntArg('workers', os.availableParallelism());
 const downMs = parseDuration(stringArg('down', '10s'));
+const outage = stringArg('outage', 'power-loss');
+if (outage !== 'power-loss' && outage !== 'partition') throw new Error(`--outage: "${outage}" is neither power-loss nor partition`);
 const sink = process.argv.includes('--sink');
 const kinds = stringArg('kinds', 'v2,v1')
   .split(',')
@@ -91,7 +100,8 @@ try {
   const stateDir = preparedFleetState(root, { seed: SEED, fleetId: FLEET_ID, devices, workers });
   console.log(
     `runs: ${devices} devices, ${workers} workers, EVE's default timers, ${sink ? 'the sink controller' : 'the conformance controller (every request verified)'} in another process; ` +
-      `arrivals over ${arrivalS} s, steady window ${arrivalS + STEADY_FROM_S}-${arrivalS + STEADY_TO_S} s, power lost at ${arrivalS + LOSS_AT_S} s for ${downMs / 1000} s, storm window the ${STORM_S} s from its return`,
+      `arrivals over ${arrivalS} s, steady window ${arrivalS + STEADY_FROM_S}-${arrivalS + STEADY_TO_S} s, ` +
+      `${outage === 'partition' ? 'the network cut off' : 'power lost'} at ${arrivalS + LOSS_AT_S} s for ${downMs / 1000} s, storm window the ${STORM_S} s from its return`,
   );
   const runs: KindRun[] = [];
   for (const kind of kinds) {
@@ -124,12 +134,13 @@ function describe(r: KindRun): string {
   return [
     `${r.kind} (${KINDS[r.kind].what}):`,
     `  steady: generator ${perDevMin.toFixed(2)} ms CPU per device-minute, controller ${((r.steady.ctlCpuMs / r.steady.seconds) * 60 / devices).toFixed(2)}, ${((r.steady.requests / r.steady.seconds) * 60 / devices).toFixed(2)} requests per device-minute`,
-    `  reboot, beyond the steady rate, per rebooted device: generator ${marginal(r, 'genCpuMs').toFixed(2)} ms CPU, controller ${marginal(r, 'ctlCpuMs').toFixed(2)} ms, ${marginal(r, 'requests').toFixed(2)} requests`,
+    `  ${outage === 'partition' ? 'after the partition, beyond the steady rate, per device' : 'reboot, beyond the steady rate, per rebooted device'}: generator ${marginal(r, 'genCpuMs').toFixed(2)} ms CPU, controller ${marginal(r, 'ctlCpuMs').toFixed(2)} ms, ${marginal(r, 'requests').toFixed(2)} requests`,
     `  connects in the storm window: ${r.storm.full} full handshakes, ${r.storm.resumed} resumed (${(r.storm.full / devices).toFixed(2)} full per device)` +
       (r.controllerConnections
         ? `; the controller held at most ${r.controllerConnections.peak} connections at once (${(r.controllerConnections.peak / devices).toFixed(2)} per device; ${r.controllerConnections.opened} opened over the run)`
-        : ''),
-    `  back: ${hit} devices lost power (fewest onboarded at once ${r.fewestOnboarded}); all onboarded again ${r.allBackAfterS === undefined ? 'never within the window' : `${r.allBackAfterS} s after the power returned`}; ` +
+        : '') +
+      (r.openBeforeBack !== undefined ? `, ${r.openBeforeBack} open 1 s before the ${outage === 'partition' ? 'network' : 'power'} came back` : ''),
+    `  back: ${hit} devices ${outage === 'partition' ? 'hit by the partition' : 'lost power'} (fewest onboarded at once ${r.fewestOnboarded}); all onboarded again ${r.allBackAfterS === undefined ? 'never within the window' : `${r.allBackAfterS} s after the ${outage === 'partition' ? 'network' : 'power'} returned`}; ` +
       (rec ? `${rec.devices} of ${hit} current again, the last ${(rec.maxMs / 1000).toFixed(1)} s after` : 'no recovery figures'),
     `  worst worker loop-lag p99 in the storm window ${r.worstLoopP99Ms.toFixed(1)} ms; exit figures: ${r.summary.overall.count} requests, ${r.summary.overall.errors} errors`,
   ].join('\n');
@@ -152,7 +163,7 @@ function scenarioYaml(kind: Kind, durationS: number): string {
     '    logs:',
     '      linesPerSec: 0.01',
     'timeline:',
-    `  - { at: ${arrivalS + LOSS_AT_S}s, action: power-loss, for: ${downMs}ms }`,
+    `  - { at: ${arrivalS + LOSS_AT_S}s, action: ${outage}, for: ${downMs}ms }`,
     '',
   ].join('\n');
 }
@@ -193,6 +204,15 @@ async function kindRun(stateDir: string, kind: Kind): Promise<KindRun> {
       at('stormFrom', powerBackS),
       at('stormTo', powerBackS + STORM_S),
     ];
+    // The listener's open connections just before the outage ends: what the controller still holds.
+    const listenerOf = (st: unknown) => (st as { connections?: Record<'v1' | 'v2', { open: number; peak: number; opened: number }> }).connections?.[kind === 'v1' ? 'v1' : 'v2'];
+    let openBeforeBack: number | undefined;
+    timers.push(
+      setTimeout(
+        () => void admin.stats().then((st) => (openBeforeBack = listenerOf(st)?.open), () => undefined),
+        startAtMs + (powerBackS - 1) * 1000 - Date.now(),
+      ),
+    );
     let fewestOnboarded = devices;
     let allBackAfterS: number | undefined;
     let worstLoopP99Ms = 0;
@@ -227,8 +247,7 @@ async function kindRun(stateDir: string, kind: Kind): Promise<KindRun> {
     if (need.some((m) => m === undefined)) throw new Error(`${kind} run: a measuring instant never came`);
     const [s0, s1, r0, r1] = need as Mark[];
     // Devices that lose power leave their own connections open: the controller holds them beside the new ones.
-    const stats = (await admin.stats()) as { connections?: Record<'v1' | 'v2', { peak: number; opened: number }> };
-    const listener = stats.connections?.[kind === 'v1' ? 'v1' : 'v2'];
+    const listener = listenerOf(await admin.stats());
     return {
       kind,
       steady: { seconds: STEADY_TO_S - STEADY_FROM_S, genCpuMs: s1.genCpuMs - s0.genCpuMs, ctlCpuMs: s1.ctlCpuMs - s0.ctlCpuMs, requests: s1.requests - s0.requests },
@@ -243,6 +262,7 @@ async function kindRun(stateDir: string, kind: Kind): Promise<KindRun> {
       allBackAfterS,
       worstLoopP99Ms,
       controllerConnections: listener ? { peak: listener.peak, opened: listener.opened } : undefined,
+      openBeforeBack,
       summary,
     };
   } finally {
