@@ -113,8 +113,13 @@ try {
   if (base) {
     for (const r of runs) {
       if (r === base) continue;
+      // After a partition the pool's devices may cost less than at steady state: no ratio to a figure ≤ 0.
+      if (marginal(base, 'genCpuMs') <= 0 || marginal(base, 'ctlCpuMs') <= 0) {
+        console.log(`${r.kind} against v2 on the shared pool: no ratio, the pool's figures beyond the steady rate are not positive`);
+        continue;
+      }
       const [g, c] = [marginal(r, 'genCpuMs') / marginal(base, 'genCpuMs'), marginal(r, 'ctlCpuMs') / marginal(base, 'ctlCpuMs')];
-      console.log(`${r.kind} against v2 on the shared pool: generator CPU per rebooted device × ${g.toFixed(2)}, controller × ${c.toFixed(2)}`);
+      console.log(`${r.kind} against v2 on the shared pool: generator CPU per ${outage === 'partition' ? 'device' : 'rebooted device'} × ${g.toFixed(2)}, controller × ${c.toFixed(2)}`);
     }
   }
 } finally {
