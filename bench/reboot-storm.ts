@@ -85,6 +85,11 @@ const workers = positiveIntArg('workers', os.availableParallelism());
 const downMs = parseDuration(stringArg('down', '10s'));
 const outage = stringArg('outage', 'power-loss');
 if (outage !== 'power-loss' && outage !== 'partition') throw new Error(`--outage: "${outage}" is neither power-loss nor partition`);
+/** How the printed lines name the outage, what came back, and the devices it hit. */
+const WORDS = {
+  'power-loss': { start: 'power lost', back: 'power', hit: 'lost power', perDevice: 'per rebooted device', after: 'reboot' },
+  partition: { start: 'the network cut off', back: 'network', hit: 'hit by the partition', perDevice: 'per device', after: 'after the partition' },
+}[outage];
 const sink = process.argv.includes('--sink');
 const kinds = stringArg('kinds', 'v2,v1')
   .split(',')
@@ -101,7 +106,7 @@ try {
   console.log(
     `runs: ${devices} devices, ${workers} workers, EVE's default timers, ${sink ? 'the sink controller' : 'the conformance controller (every request verified)'} in another process; ` +
       `arrivals over ${arrivalS} s, steady window ${arrivalS + STEADY_FROM_S}-${arrivalS + STEADY_TO_S} s, ` +
-      `${outage === 'partition' ? 'the network cut off' : 'power lost'} at ${arrivalS + LOSS_AT_S} s for ${downMs / 1000} s, storm window the ${STORM_S} s from its return`,
+      `${WORDS.start} at ${arrivalS + LOSS_AT_S} s for ${downMs / 1000} s, storm window the ${STORM_S} s from its return`,
   );
   const runs: KindRun[] = [];
   for (const kind of kinds) {
@@ -119,7 +124,7 @@ try {
         continue;
       }
       const [g, c] = [marginal(r, 'genCpuMs') / marginal(base, 'genCpuMs'), marginal(r, 'ctlCpuMs') / marginal(base, 'ctlCpuMs')];
-      console.log(`${r.kind} against v2 on the shared pool: generator CPU per ${outage === 'partition' ? 'device' : 'rebooted device'} × ${g.toFixed(2)}, controller × ${c.toFixed(2)}`);
+      console.log(`${r.kind} against v2 on the shared pool: generator CPU ${WORDS.perDevice} × ${g.toFixed(2)}, controller × ${c.toFixed(2)}`);
     }
   }
 } finally {
@@ -139,13 +144,13 @@ function describe(r: KindRun): string {
   return [
     `${r.kind} (${KINDS[r.kind].what}):`,
     `  steady: generator ${perDevMin.toFixed(2)} ms CPU per device-minute, controller ${((r.steady.ctlCpuMs / r.steady.seconds) * 60 / devices).toFixed(2)}, ${((r.steady.requests / r.steady.seconds) * 60 / devices).toFixed(2)} requests per device-minute`,
-    `  ${outage === 'partition' ? 'after the partition, beyond the steady rate, per device' : 'reboot, beyond the steady rate, per rebooted device'}: generator ${marginal(r, 'genCpuMs').toFixed(2)} ms CPU, controller ${marginal(r, 'ctlCpuMs').toFixed(2)} ms, ${marginal(r, 'requests').toFixed(2)} requests`,
+    `  ${WORDS.after}, beyond the steady rate, ${WORDS.perDevice}: generator ${marginal(r, 'genCpuMs').toFixed(2)} ms CPU, controller ${marginal(r, 'ctlCpuMs').toFixed(2)} ms, ${marginal(r, 'requests').toFixed(2)} requests`,
     `  connects in the storm window: ${r.storm.full} full handshakes, ${r.storm.resumed} resumed (${(r.storm.full / devices).toFixed(2)} full per device)` +
       (r.controllerConnections
         ? `; the controller held at most ${r.controllerConnections.peak} connections at once (${(r.controllerConnections.peak / devices).toFixed(2)} per device; ${r.controllerConnections.opened} opened over the run)`
         : '') +
-      (r.openBeforeBack !== undefined ? `, ${r.openBeforeBack} open 1 s before the ${outage === 'partition' ? 'network' : 'power'} came back` : ''),
-    `  back: ${hit} devices ${outage === 'partition' ? 'hit by the partition' : 'lost power'} (fewest onboarded at once ${r.fewestOnboarded}); all onboarded again ${r.allBackAfterS === undefined ? 'never within the window' : `${r.allBackAfterS} s after the ${outage === 'partition' ? 'network' : 'power'} returned`}; ` +
+      (r.openBeforeBack !== undefined ? `, ${r.openBeforeBack} open 1 s before the ${WORDS.back} came back` : ''),
+    `  back: ${hit} devices ${WORDS.hit} (fewest onboarded at once ${r.fewestOnboarded}); all onboarded again ${r.allBackAfterS === undefined ? 'never within the window' : `${r.allBackAfterS} s after the ${WORDS.back} returned`}; ` +
       (rec ? `${rec.devices} of ${hit} current again, the last ${(rec.maxMs / 1000).toFixed(1)} s after` : 'no recovery figures'),
     `  worst worker loop-lag p99 in the storm window ${r.worstLoopP99Ms.toFixed(1)} ms; exit figures: ${r.summary.overall.count} requests, ${r.summary.overall.errors} errors`,
   ].join('\n');

@@ -143,7 +143,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   private connectionsLost = 0;
   /** Connections a power loss or a partition left open and silent, until something closes them. */
   private readonly abandoned = new Set<Client>();
-  private abandonedConnections = 0;
+  private abandonedByPowerLoss = 0;
   private abandonedByNetwork = 0;
   private connectionsReset = 0;
   private closed = false;
@@ -222,7 +222,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     if (!link.client) return;
     this.deviceRestarts++;
     if (how === 'power-loss') {
-      this.abandonedConnections++;
+      this.abandonedByPowerLoss++;
       // The controller learns of the death only when it sends something: the reset.
       if (link.socket && link.tcp) resetWhenClosed(link.socket, link.tcp);
       this.abandon(link);
@@ -264,13 +264,9 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
    * then it is held here so the end of the run can close it. The next request makes a new one.
    */
   private abandon(link: DeviceLink): void {
-    const client = link.client!;
     // A dead device's kernel sends no keep-alive probes, nor does a partitioned one's get through.
     link.socket?.setKeepAlive(false);
-    link.socket = undefined;
-    link.tcp = undefined;
-    link.client = undefined;
-    link.slot = undefined;
+    const client = this.takeClient(link);
     this.abandoned.add(client);
     // Closed by either side, or its connect failed (or never started): nothing more will use it.
     const forget = (): void => {
@@ -284,11 +280,17 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
 
   /** Closes the link's connection after the requests on it; the next request makes a new one. */
   private letGo(link: DeviceLink): void {
-    link.client!.close().catch(() => undefined);
+    this.takeClient(link).close().catch(() => undefined);
+  }
+
+  /** Detaches the link's current client and its sockets; the next request makes a new one. */
+  private takeClient(link: DeviceLink): Client {
+    const client = link.client!;
     link.client = undefined;
     link.socket = undefined;
     link.tcp = undefined;
     link.slot = undefined;
+    return client;
   }
 
   stats(): PerDeviceTransportStats {
@@ -313,7 +315,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       certSwitches: this.certSwitches,
       deviceRestarts: this.deviceRestarts,
       connectionsLost: this.connectionsLost,
-      abandonedByPowerLoss: this.abandonedConnections,
+      abandonedByPowerLoss: this.abandonedByPowerLoss,
       abandonedByNetwork: this.abandonedByNetwork,
       connectionsReset: this.connectionsReset,
       abandonedOpen: this.abandoned.size,
@@ -333,7 +335,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       certSwitches: this.certSwitches,
       deviceRestarts: this.deviceRestarts,
       connectionsLost: this.connectionsLost,
-      abandonedByPowerLoss: this.abandonedConnections,
+      abandonedByPowerLoss: this.abandonedByPowerLoss,
       abandonedByNetwork: this.abandonedByNetwork,
       resetByNetwork: this.connectionsReset,
     };
@@ -381,7 +383,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     if (link.client) {
       // Requests already queued on the old certificate finish on it; then its socket closes.
       this.certSwitches++;
-      link.client.close().catch(() => undefined);
+      this.letGo(link);
     }
     // A session resumes the identity it was made with: another certificate starts without one.
     if (link.sessionSlot !== slot) {
@@ -390,8 +392,6 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     }
     if (slot === 'device') link.onboardingContext = undefined;
     link.slot = slot;
-    link.socket = undefined;
-    link.tcp = undefined;
     const client: Client = new Client(this.origin, {
       pipelining: 1,
       connect: makePacedConnector(

@@ -18,7 +18,7 @@ export function resetWhenClosed(socket: net.Socket, tcp: net.Socket): void {
     // Once: without TLS, resetAndDestroy() calls this very method again.
     if (!resetting) {
       resetting = true;
-      if (!tcp.destroyed) tcp.resetAndDestroy();
+      resetNow(tcp);
     }
     return destroy.call(this, err);
   } as net.Socket['destroy'];
