@@ -5,7 +5,9 @@
 // device that went down losing its connection and session (closed after a command, left open without
 // a FIN after a power loss and reset when it closes), a connection lost to the network made again
 // with its session (what the server sees of the old one following the fault: a reset, nothing until
-// the network is back, a FIN), one connection per device, and server verification still on.
+// the network is back, a FIN; a reset instead when the device goes down before the network is
+// back), a connect under way when the power goes (silent, then reset), one connection per device,
+// and server verification still on.
 
 import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
@@ -305,6 +307,59 @@ describe('per-device mutual-TLS transport', () => {
       await vi.waitFor(() => expect(finished.has(back.socket)).toBe(true), { timeout: 10_000, interval: 10 });
       expect(reset.has(back.socket)).toBe(false);
       expect(t.ownConnectionFigures()).toMatchObject({ connectionsLost: 3, abandonedByNetwork: 1, resetByNetwork: 1 });
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('resets, never FINs, a connection a partition cut off when the device went down before the network was back', async () => {
+    const t = transport();
+    try {
+      const p = await send(t, 0, 'device');
+      const q = await send(t, 1, 'device');
+      t.connectionLost(0, 'unreachable');
+      t.connectionLost(1, 'unreachable');
+      // Device 0 loses power, device 1 reboots by command, both while partitioned: each kernel dies with its FIN unsent.
+      t.deviceDown(0, 'power-loss');
+      t.deviceDown(1, 'shutdown');
+      expect(t.stats()).toMatchObject({ abandonedByNetwork: 2, abandonedOpen: 2, deviceRestarts: 0 });
+      // The network is back and both boot and connect again (a full handshake: the reboot took the
+      // session); the old connections get no FIN. Two more round trips give a FIN time to arrive.
+      const [p2, q2] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
+      expect([p2.reused, q2.reused]).toEqual([false, false]);
+      await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
+      expect(finished.has(p.socket) || finished.has(q.socket)).toBe(false);
+      expect(t.stats().abandonedOpen).toBe(2);
+      // The controller closes one itself: the rebooted kernel answers with a reset. The run's end resets the other.
+      serverSockets.get(p.socket)!.end();
+      await vi.waitFor(() => expect(reset.has(p.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+      await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(1), { timeout: 10_000, interval: 10 });
+      await t.close();
+      await vi.waitFor(() => expect(reset.has(q.socket)).toBe(true), { timeout: 10_000, interval: 10 });
+    } finally {
+      await t.destroy();
+    }
+  });
+
+  it('makes a connect its device lost power during silent and reset when closed, also after a partition took it first', async () => {
+    const t = transport();
+    try {
+      // Both requests are handed on, their connects not yet made: device 2 loses power; device 1 is
+      // partitioned, then loses power. Loopback lets the connects finish and the requests go out,
+      // as requests a worker handed on before a power loss do.
+      const p = send(t, 2, 'device');
+      const q = send(t, 1, 'device');
+      expect(t.stats().sockets).toBe(0);
+      t.deviceDown(2, 'power-loss');
+      t.connectionLost(1, 'unreachable');
+      t.deviceDown(1, 'power-loss');
+      const [a, b] = await Promise.all([p, q]);
+      expect(t.stats().abandonedOpen).toBe(2);
+      // The controller closes both: the rebooted kernels answer with resets, not FINs.
+      serverSockets.get(a.socket)!.end();
+      serverSockets.get(b.socket)!.end();
+      await vi.waitFor(() => expect([reset.has(a.socket), reset.has(b.socket)]).toEqual([true, true]), { timeout: 10_000, interval: 10 });
+      await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
     } finally {
       await t.destroy();
     }

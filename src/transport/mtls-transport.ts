@@ -108,7 +108,14 @@ class DeviceLink {
   /** The TCP socket under `socket` (the same socket without TLS), for a reset. */
   tcp: net.Socket | undefined;
   /** Connections a partition cut off: their FIN goes out once the device connects again (the network is back). */
-  stranded: Client[] | undefined;
+  stranded: StrandedConnection[] | undefined;
+}
+
+/** A connection a partition cut off, with its sockets: a reboot before the network is back turns its FIN into a reset. */
+interface StrandedConnection {
+  client: Client;
+  socket: net.Socket | undefined;
+  tcp: net.Socket | undefined;
 }
 
 const DEFAULTS = {
@@ -143,6 +150,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   private connectionsLost = 0;
   /** Connections a power loss or a partition left open and silent, until something closes them. */
   private readonly abandoned = new Set<Client>();
+  /** Clients whose device lost power (or went down with their FIN unsent): a connect of theirs that completes late is silent and reset when closed. */
+  private readonly deadClients = new WeakSet<Client>();
   private abandonedByPowerLoss = 0;
   private abandonedByNetwork = 0;
   private connectionsReset = 0;
@@ -210,7 +219,9 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
    * idle timeout of a live device's connection (keepAliveTimeoutMs, or the Keep-Alive timeout the
    * controller announced, which undici honours a second early) would have closed it; the run's end
    * closes it too. Whichever closes it, it ends with a TCP reset, as the rebooted kernel answers the
-   * controller's next segment (reset-on-close.ts). In both cases the answers to requests in flight
+   * controller's next segment (reset-on-close.ts). So does a connect still under way when the power
+   * goes (loopback lets it complete), and a connection a partition had cut off before (its FIN
+   * died with the kernel). In both cases the answers to requests in flight
    * are ignored by the device (failing them here would count them as transport errors the
    * controller never caused).
    */
@@ -219,12 +230,14 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     if (!link) return;
     // Also when no connection is open (a fault took it): the session must not survive the reboot.
     link.session = { session: undefined };
+    this.forgetStranded(link);
     if (!link.client) return;
     this.deviceRestarts++;
     if (how === 'power-loss') {
       this.abandonedByPowerLoss++;
       // The controller learns of the death only when it sends something: the reset.
       if (link.socket && link.tcp) resetWhenClosed(link.socket, link.tcp);
+      this.deadClients.add(link.client);
       this.abandon(link);
     } else this.letGo(link);
   }
@@ -238,7 +251,8 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
    * - 'unreachable' (partition, blackholed or lost request): the device closes it, but its FIN is
    *   lost with every other packet. The controller keeps the connection, silent, until the
    *   device's next connect succeeds (the network is back, and the kernel's retransmitted FIN gets
-   *   through), until the controller closes it, or until a live connection's idle timeout.
+   *   through), until the controller closes it, or until a live connection's idle timeout. If the
+   *   device goes down before the network is back, that FIN dies with it: a reset ends it instead.
    * - 'reset': a reset on the path; the controller's socket fails with ECONNRESET now.
    * - 'closed' (the network carries packets: a name that does not resolve, a refused handshake):
    *   closed with a FIN once the requests on it are answered.
@@ -249,7 +263,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     this.connectionsLost++;
     if (how === 'unreachable') {
       this.abandonedByNetwork++;
-      (link.stranded ??= []).push(link.client);
+      (link.stranded ??= []).push({ client: link.client, socket: link.socket, tcp: link.tcp });
       this.abandon(link);
     } else if (how === 'reset' && link.tcp) {
       this.connectionsReset++;
@@ -276,6 +290,39 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     };
     client.on('disconnect', forget).on('connectionError', forget);
     if (!client.stats.connected && client.stats.pending === 0 && client.stats.running === 0) forget();
+  }
+
+  /**
+   * The device goes down while connections a partition cut off are still open at the controller:
+   * its kernel dies with their unacknowledged FINs, so none gets through when the network comes
+   * back. The rebooted kernel answers the controller's next segment with a reset instead, so
+   * whatever closes them (the controller, the idle bound, the run's end) resets them. They stay
+   * abandoned until then; the device's next connect no longer closes them.
+   */
+  private forgetStranded(link: DeviceLink): void {
+    const stranded = link.stranded;
+    if (!stranded) return;
+    link.stranded = undefined;
+    for (const { client, socket, tcp } of stranded) {
+      if (socket && tcp) resetWhenClosed(socket, tcp);
+      this.deadClients.add(client);
+    }
+  }
+
+  /**
+   * A connect that completed after its device had lost the connection (a power loss or a partition
+   * while it was connecting; loopback lets it finish). The requests queued on it go out, as the
+   * requests a worker handed on before the loss do; the socket then behaves as the device's state
+   * says: a dead device's is silent and reset when closed, a partitioned one's waits for its FIN.
+   */
+  private connectedLate(link: DeviceLink, client: Client, socket: net.Socket, tcp: net.Socket | undefined): void {
+    const stranded = link.stranded?.find((s) => s.client === client);
+    if (stranded) {
+      stranded.socket = socket;
+      stranded.tcp = tcp;
+    }
+    if (stranded || this.deadClients.has(client)) socket.setKeepAlive(false);
+    if (this.deadClients.has(client) && tcp) resetWhenClosed(socket, tcp);
   }
 
   /** Closes the link's connection after the requests on it; the next request makes a new one. */
@@ -405,13 +452,16 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
           sessionHolder: link.session,
           resettable: true,
           onConnected: (socket, tcp) => {
-            if (link.client !== client) return;
+            if (link.client !== client) {
+              this.connectedLate(link, client, socket, tcp);
+              return;
+            }
             link.socket = socket;
             link.tcp = tcp;
             // The network is back: the FIN of a connection a partition cut off gets through now.
             const stranded = link.stranded;
             link.stranded = undefined;
-            for (const old of stranded ?? []) old.close().catch(() => undefined);
+            for (const old of stranded ?? []) old.client.close().catch(() => undefined);
           },
         },
         this.counters,
