@@ -91,6 +91,17 @@ describe('per-device mutual-TLS transport', () => {
     });
   }
 
+  /** Runs `body` with a fresh transport and destroys it afterwards, whatever the body did. */
+  async function withTransport(...args: [Partial<PerDeviceTransportOptions>, (t: PerDeviceTransport) => Promise<void>] | [(t: PerDeviceTransport) => Promise<void>]): Promise<void> {
+    const [extra, body] = args.length === 2 ? args : [{}, args[0]];
+    const t = transport(extra);
+    try {
+      await body(t);
+    } finally {
+      await t.destroy();
+    }
+  }
+
   async function send(t: PerDeviceTransport, deviceIndex: number, clientCert: ClientCertKind | undefined, path = '/api/v1/edgedevice/ping'): Promise<Seen> {
     const req: TransportRequest = { endpoint: 'ping', method: 'GET', path, headers: {}, dueAt: 0, deviceIndex };
     if (clientCert) req.clientCert = clientCert;
@@ -100,8 +111,7 @@ describe('per-device mutual-TLS transport', () => {
   }
 
   it('presents the device certificate, builds its context once and resumes the session on every reconnect', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const seen: Seen[] = [];
       // The server closes the connection after each answer: every request is a new connect.
       for (let i = 0; i < 4; i++) seen.push(await send(t, 0, 'device', '/close'));
@@ -112,14 +122,11 @@ describe('per-device mutual-TLS transport', () => {
       expect(st.contextsCreated).toBe(1);
       expect(st.connected).toBe(4);
       expect(st.resumed).toBe(3);
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('keeps one connection per device and reuses it while it is alive', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const [a1, b1] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
       const [a2, b2] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
       expect(a1.socket).not.toBe(b1.socket);
@@ -131,14 +138,11 @@ describe('per-device mutual-TLS transport', () => {
       expect(st.devices).toBe(2);
       expect(st.sockets).toBe(2);
       expect(st.connected).toBe(2);
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('switches from the onboarding to the device certificate on a new connection, without resuming across', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const o1 = await send(t, 2, 'onboarding', '/close');
       const o2 = await send(t, 2, 'onboarding');
       expect(o1.peer).toBe(fp(ids[2]!.onboardCertPem));
@@ -155,14 +159,11 @@ describe('per-device mutual-TLS transport', () => {
       const st = t.stats();
       expect(st.certSwitches).toBe(1);
       expect(st.contextsCreated).toBe(2);
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('lets a device that went down lose its connection and TLS session: after it, a new connection and a full handshake', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const first = await send(t, 1, 'device', '/close');
       const resumed = await send(t, 1, 'device');
       expect([first.reused, resumed.reused]).toEqual([false, true]);
@@ -187,14 +188,11 @@ describe('per-device mutual-TLS transport', () => {
       expect(st.contextsCreated).toBe(1);
       // The old connection closes once its request was answered.
       await vi.waitFor(() => expect(t.stats().sockets).toBe(1), { timeout: 10_000, interval: 10 });
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('closes the connection of a device shut down by command, and leaves a power-lost one open and silent until the controller closes it', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const [a, b] = await Promise.all([send(t, 0, 'device'), send(t, 1, 'device')]);
       const keepAlive = vi.spyOn(Socket.prototype, 'setKeepAlive');
       t.deviceDown(0, 'shutdown');
@@ -224,27 +222,21 @@ describe('per-device mutual-TLS transport', () => {
       expect(t.stats().abandonedOpen).toBe(1);
       await t.close();
       await vi.waitFor(() => expect(reset.has(afterBoot.socket)).toBe(true), { timeout: 10_000, interval: 10 });
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('closes a power-lost connection when a live one would close for idleness (here the server\'s Keep-Alive: timeout=5)', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const seen = await send(t, 2, 'device');
       t.deviceDown(2, 'power-loss');
       expect(t.stats().abandonedOpen).toBe(1);
       await vi.waitFor(() => expect(reset.has(seen.socket)).toBe(true), { timeout: 10_000, interval: 10 });
       await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('makes a connection lost to the network again and resumes its session, never across certificates', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const o1 = await send(t, 0, 'onboarding');
       t.connectionLost(0);
       const o2 = await send(t, 0, 'onboarding');
@@ -272,14 +264,11 @@ describe('per-device mutual-TLS transport', () => {
       expect(st.resumed).toBe(2);
       // The onboarding to device move happened with no connection open: not a switch of a live one.
       expect(st.certSwitches).toBe(0);
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('shows the server what each network fault leaves of the old connection: a reset, nothing until the network is back, a FIN', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       // A reset on the path: the server's socket fails with ECONNRESET at once.
       const r = await send(t, 0, 'device');
       t.connectionLost(0, 'reset');
@@ -307,14 +296,11 @@ describe('per-device mutual-TLS transport', () => {
       await vi.waitFor(() => expect(finished.has(back.socket)).toBe(true), { timeout: 10_000, interval: 10 });
       expect(reset.has(back.socket)).toBe(false);
       expect(t.ownConnectionFigures()).toMatchObject({ connectionsLost: 3, abandonedByNetwork: 1, resetByNetwork: 1 });
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('resets, never FINs, a connection a partition cut off when the device went down before the network was back', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       const p = await send(t, 0, 'device');
       const q = await send(t, 1, 'device');
       t.connectionLost(0, 'unreachable');
@@ -336,14 +322,11 @@ describe('per-device mutual-TLS transport', () => {
       await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(1), { timeout: 10_000, interval: 10 });
       await t.close();
       await vi.waitFor(() => expect(reset.has(q.socket)).toBe(true), { timeout: 10_000, interval: 10 });
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('makes a connect its device lost power during silent and reset when closed, also after a partition took it first', async () => {
-    const t = transport();
-    try {
+    await withTransport(async (t) => {
       // Both requests are handed on, their connects not yet made: device 2 loses power; device 1 is
       // partitioned, then loses power. Loopback lets the connects finish and the requests go out,
       // as requests a worker handed on before a power loss do.
@@ -360,29 +343,21 @@ describe('per-device mutual-TLS transport', () => {
       serverSockets.get(b.socket)!.end();
       await vi.waitFor(() => expect([reset.has(a.socket), reset.has(b.socket)]).toEqual([true, true]), { timeout: 10_000, interval: 10 });
       await vi.waitFor(() => expect(t.stats().abandonedOpen).toBe(0), { timeout: 10_000, interval: 10 });
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('sends no client certificate when the request asks for none (v2 per-device connections)', async () => {
-    const t = transport({ identityOf: undefined });
-    try {
+    await withTransport({ identityOf: undefined }, async (t) => {
       const s = await send(t, 0, undefined);
       expect(s.peer).toBe('none');
       expect(t.stats().contextsCreated).toBe(0);
-    } finally {
-      await t.destroy();
-    }
+    });
   });
 
   it('fails a request whose device has no identity, and verifies the server certificate', async () => {
-    const t = transport({ identityOf: () => undefined });
-    try {
+    await withTransport({ identityOf: () => undefined }, async (t) => {
       await expect(send(t, 5, 'device')).rejects.toThrow(/no identity for this device/);
-    } finally {
-      await t.destroy();
-    }
+    });
     const other = await makeLoopbackTls('someone else');
     const wrongCa = transport({ caPem: other.caPem });
     try {
