@@ -16,7 +16,9 @@ import v8 from 'node:v8';
 /**
  * Turns V8's memory reducer off for every isolate made from now on (the flag is read when a heap
  * is set up). Process-wide: call it before the worker threads start. The main thread's own heap,
- * made at start, keeps its reducer.
+ * made at start, keeps its reducer. Node warns that flags set after start may do nothing; on Node
+ * 20 a traced worker made after this call ran no "(reduce)" collection (bench/README.md), and if a
+ * later Node ignored it, the workers would merely have their reducer again.
  */
 export function disableMemoryReducerForNewHeaps(): void {
   v8.setFlagsFromString('--no-memory-reducer');
