@@ -236,8 +236,7 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     if (how === 'power-loss') {
       this.abandonedByPowerLoss++;
       // The controller learns of the death only when it sends something: the reset.
-      if (link.socket && link.tcp) resetWhenClosed(link.socket, link.tcp);
-      this.deadClients.add(link.client);
+      this.diedWith(link.client, link.socket, link.tcp);
       this.abandon(link);
     } else this.letGo(link);
   }
@@ -303,10 +302,16 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
     const stranded = link.stranded;
     if (!stranded) return;
     link.stranded = undefined;
-    for (const { client, socket, tcp } of stranded) {
-      if (socket && tcp) resetWhenClosed(socket, tcp);
-      this.deadClients.add(client);
-    }
+    for (const { client, socket, tcp } of stranded) this.diedWith(client, socket, tcp);
+  }
+
+  /**
+   * The kernel that owned this connection is gone: closing it sends a reset, now if its socket is
+   * up, or once a connect still under way completes (connectedLate).
+   */
+  private diedWith(client: Client, socket: net.Socket | undefined, tcp: net.Socket | undefined): void {
+    if (socket && tcp) resetWhenClosed(socket, tcp);
+    this.deadClients.add(client);
   }
 
   /**
@@ -321,8 +326,9 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
       stranded.socket = socket;
       stranded.tcp = tcp;
     }
-    if (stranded || this.deadClients.has(client)) socket.setKeepAlive(false);
-    if (this.deadClients.has(client) && tcp) resetWhenClosed(socket, tcp);
+    const dead = this.deadClients.has(client);
+    if (stranded || dead) socket.setKeepAlive(false);
+    if (dead && tcp) resetWhenClosed(socket, tcp);
   }
 
   /** Closes the link's connection after the requests on it; the next request makes a new one. */
