@@ -122,24 +122,33 @@ export interface WindowLag {
   worstMs: number;
   /** The worst worker's 95th percentile of its interval p99s: what the lag is outside the odd long pause. */
   typicalMs: number;
-  /** Per worker: its worst interval p99. */
-  byWorker: { worker: number; worstMs: number; typicalMs: number }[];
+  /**
+   * The longest single stall of any worker in the window (its loop-delay maximum), and when it
+   * ended. One 300 ms pause in a second of 1,000 samples hardly moves that second's p99, so the
+   * p99s alone hide the pauses a device's timers feel most.
+   */
+  longestStall: { ms: number; worker: number; atS: number };
+  /** Per worker: its worst interval p99, its 95th percentile of them, and its longest stall. */
+  byWorker: { worker: number; worstMs: number; typicalMs: number; longestStallMs: number }[];
 }
 
 export function lagInWindow(intervals: readonly RunInterval[], w: Window): WindowLag | undefined {
-  const byWorker = new Map<number, number[]>();
+  const byWorker = new Map<number, { p99s: number[]; stallMs: number }>();
+  let longestStall: WindowLag['longestStall'] | undefined;
   for (const i of inWindow(intervals, w)) {
     for (const x of i.workers) {
       let l = byWorker.get(x.worker);
-      if (!l) byWorker.set(x.worker, (l = []));
-      l.push(x.loopP99Ms);
+      if (!l) byWorker.set(x.worker, (l = { p99s: [], stallMs: 0 }));
+      l.p99s.push(x.loopP99Ms);
+      l.stallMs = Math.max(l.stallMs, x.loopMaxMs);
+      if (!longestStall || x.loopMaxMs > longestStall.ms) longestStall = { ms: x.loopMaxMs, worker: x.worker, atS: (i.tMs + i.durationMs) / 1000 };
     }
   }
-  if (byWorker.size === 0) return undefined;
+  if (!longestStall) return undefined;
   const rows = [...byWorker]
     .sort(([a], [b]) => a - b)
-    .map(([worker, p99s]) => ({ worker, worstMs: Math.max(...p99s), typicalMs: quantile(p99s, 0.95) }));
-  return { worstMs: Math.max(...rows.map((r) => r.worstMs)), typicalMs: Math.max(...rows.map((r) => r.typicalMs)), byWorker: rows };
+    .map(([worker, l]) => ({ worker, worstMs: Math.max(...l.p99s), typicalMs: quantile(l.p99s, 0.95), longestStallMs: l.stallMs }));
+  return { worstMs: Math.max(...rows.map((r) => r.worstMs)), typicalMs: Math.max(...rows.map((r) => r.typicalMs)), longestStall, byWorker: rows };
 }
 
 /** The q-quantile of the values (nearest rank). */

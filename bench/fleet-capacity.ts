@@ -297,7 +297,8 @@ function printSize(r: SizeResult): void {
       `${f.requests} requests, generator ${f.cpuS.toFixed(1)} CPU-s; ${f.cpuPerDeviceMinuteMs.toFixed(2)} ms CPU per device-minute, ` +
       `${f.requestsPerDeviceMinute.toFixed(2)} requests per device-minute, ${f.cpuPerRequestUs.toFixed(0)} µs CPU per request` +
       `${r.kernelShare !== undefined ? ` (${(r.kernelShare * 100).toFixed(0)} % of it in the kernel)` : ''}; ` +
-      `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
+      `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); ` +
+      `longest stall ${r.lag ? `${f1(r.lag.longestStall.ms)} ms (worker ${r.lag.longestStall.worker}, second ending at ${f1(r.lag.longestStall.atS, 0)} s)` : '—'}; RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
       `controller ${f1(r.controllerCpuPerRequestUs, 0)} µs CPU per request`,
   );
   printGc(r);
@@ -322,6 +323,7 @@ function printTable(results: SizeResult[]): void {
   row('generator CPU per request', (r) => `${r.figures!.cpuPerRequestUs.toFixed(0)} µs`);
   row('… of it in the kernel (system time; on loopback it includes the receiver side of each write)', (r) => (r.kernelShare === undefined ? '—' : `${(r.kernelShare * 100).toFixed(0)} %`));
   row('worker loop lag p99 (worst 1 s interval / 95 % of intervals)', (r) => `${f1(r.lag?.worstMs)} / ${f1(r.lag?.typicalMs)} ms`);
+  row('longest single worker stall in the window', (r) => `${f1(r.lag?.longestStall.ms)} ms`);
   row('generator RSS (mean in the window)', (r) => `${f1((r.rssMeanBytes ?? NaN) / MiB, 0)} MiB`);
   row('RSS growth per device from the previous size', (r, i) =>
     i === 0 || ok[i - 1]!.rssMeanBytes === undefined || r.rssMeanBytes === undefined

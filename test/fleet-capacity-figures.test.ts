@@ -69,8 +69,14 @@ describe('CPU between samples', () => {
   });
 });
 
-/** 1 s intervals: onboarded devices per second, `requests` config requests each, workers' p99s. */
-function series(onboarded: number[], requests: number, lag: (s: number, worker: number) => number = () => 5, drain = 2): RunInterval[] {
+/** 1 s intervals: onboarded devices per second, `requests` config requests each, workers' p99s and longest stalls. */
+function series(
+  onboarded: number[],
+  requests: number,
+  lag: (s: number, worker: number) => number = () => 5,
+  drain = 2,
+  stall: (s: number, worker: number) => number = () => 0,
+): RunInterval[] {
   const run = onboarded.map((n, s): RunInterval => ({
     tMs: s * 1000,
     durationMs: 1000,
@@ -80,9 +86,9 @@ function series(onboarded: number[], requests: number, lag: (s: number, worker: 
     queued: {},
     findings: {},
     events: [],
-    workers: [0, 1].map((worker) => ({ worker, loopP99Ms: lag(s, worker), loopMaxMs: 0, busy: 0.5 })),
+    workers: [0, 1].map((worker) => ({ worker, loopP99Ms: lag(s, worker), loopMaxMs: stall(s, worker), busy: 0.5 })),
   }));
-  const after = Array.from({ length: drain }, (_, k): RunInterval => ({ ...run[0]!, tMs: (onboarded.length + k) * 1000, phase: 'drain', endpoints: { config: { requests: 9999, errors: 0 } }, workers: [{ worker: 0, loopP99Ms: 900, loopMaxMs: 0, busy: 1 }] }));
+  const after = Array.from({ length: drain }, (_, k): RunInterval => ({ ...run[0]!, tMs: (onboarded.length + k) * 1000, phase: 'drain', endpoints: { config: { requests: 9999, errors: 0 } }, workers: [{ worker: 0, loopP99Ms: 900, loopMaxMs: 950, busy: 1 }] }));
   return [...run, ...after];
 }
 
@@ -115,11 +121,21 @@ describe('the steady-state window', () => {
     const lag = lagInWindow(s, w)!;
     expect(lag.worstMs).toBe(80);
     expect(lag.byWorker).toEqual([
-      { worker: 0, worstMs: 5, typicalMs: 5 },
-      { worker: 1, worstMs: 80, typicalMs: 6 },
+      { worker: 0, worstMs: 5, typicalMs: 5, longestStallMs: 0 },
+      { worker: 1, worstMs: 80, typicalMs: 6, longestStallMs: 0 },
     ]);
     expect(lag.typicalMs).toBe(6);
     expect(lagInWindow(s, { fromMs: 50_000, toMs: 60_000 })).toBeUndefined();
+  });
+
+  it("names the longest single stall in the window, which a second's p99 hides", () => {
+    // Worker 0 stalls 310 ms in second 20 (ending at 21 s) while its p99s stay at 5 ms; the
+    // 500 ms stalls while onboarding and the drain's 950 ms lie outside the window.
+    const stalls = series([2, 5, 9, 10, ...Array(36).fill(10)], 7, (_, w) => 5 + w, 2, (sec, w) => (sec < 6 ? 500 : w === 0 && sec === 20 ? 310 : 12 + w));
+    const lag = lagInWindow(stalls, { fromMs: 6000, toMs: 40_000 })!;
+    expect(lag.worstMs).toBe(6);
+    expect(lag.longestStall).toEqual({ ms: 310, worker: 0, atS: 21 });
+    expect(lag.byWorker.map((r) => r.longestStallMs)).toEqual([310, 13]);
   });
 
   it('takes the mean and peak RSS of the samples inside it', () => {
