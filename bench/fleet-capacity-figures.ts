@@ -124,8 +124,8 @@ export interface WindowLag {
   typicalMs: number;
   /**
    * The longest single stall of any worker in the window (its loop-delay maximum), and when it
-   * ended. One 300 ms pause in a second of 1,000 samples hardly moves that second's p99, so the
-   * p99s alone hide the pauses a device's timers feel most.
+   * ended. A long pause is one sample among the second's many (stalls of 335 and 440 ms showed
+   * as seconds with a p99 of 56 and 64 ms), so the p99s alone hide the pauses devices feel most.
    */
   longestStall: { ms: number; worker: number; atS: number };
   /** Per worker: its worst interval p99, its 95th percentile of them, and its longest stall. */

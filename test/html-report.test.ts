@@ -49,6 +49,15 @@ describe('HTML report, rendered', () => {
     expect(JSON.parse(json).events).toEqual(SYNTHETIC_EVENTS);
   });
 
+  it("gives each worker's longest stall beside its p99, and a dash for a summary without one", () => {
+    const s = syntheticSummary();
+    const stalled = { ...s, generator: { ...s.generator, workers: [{ worker: 0, eventLoopLagP99Ms: 25, eventLoopLagMaxMs: 180.4 }, { worker: 1, eventLoopLagP99Ms: 4 }] } };
+    const html = renderHtmlReport(stalled, lib);
+    expect(html).toContain('<th class="num">loop lag p99 ms</th><th class="num">longest stall ms</th>');
+    expect(html).toMatch(/<th scope="row">0<\/th><td class="num">25\.0<\/td><td class="num">180<\/td>/);
+    expect(html).toMatch(/<th scope="row">1<\/th><td class="num">4\.00<\/td><td class="num">—<\/td>/);
+  });
+
   it('shows finding examples given as a list with a kind as well as by kind', () => {
     const s = syntheticSummary();
     const listed = { ...s, findings: { ...s.findings, examples: [{ kind: 'bad-signature', detail: 'from a list' }, { detail: 'of no kind' }] } };

@@ -88,6 +88,14 @@ describe('renderReport', () => {
     );
   });
 
+  it("names the workers' longest single stall beside their p99 when the summary has it", () => {
+    const stalled = sample({
+      generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 40, eventLoopLagMaxMs: 154.6 }, { worker: 1, eventLoopLagP99Ms: 60, eventLoopLagMaxMs: 92 }], mainEventLoopLagP99Ms: 2, cpuPercent: 53 },
+    });
+    // A 155 ms stall under a 60 ms p99 is not a bottleneck verdict, but it is said.
+    expect(renderReport(stalled)).toContain('generator    not the bottleneck: worker event-loop lag p99 ≤ 60.0 ms, longest stall 155 ms (2 workers, main 2.00 ms), CPU 53%');
+  });
+
   it('says when the generator was the bottleneck (event-loop lag or CPU)', () => {
     const lagging = sample({
       target: 'https://127.0.0.1:8443',

@@ -107,6 +107,8 @@ describe('runScenario', () => {
     expect(s.overall.count).toBe(sum);
     expect(s.overall.p99_ms).toBeGreaterThan(0);
     expect(s.generator.workers.map((w) => w.worker).sort()).toEqual([0, 1]);
+    // Each worker's longest stall is measured, and no stall is shorter than its p99.
+    for (const w of s.generator.workers) expect(w.eventLoopLagMaxMs).toBeGreaterThanOrEqual(w.eventLoopLagP99Ms);
     expect(s.durationMs).toBeGreaterThanOrEqual(5900);
     expect(s.target).toBe('embedded');
     // The report went to `out`, the summary JSON to its file, equal to what was returned.

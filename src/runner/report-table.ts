@@ -224,8 +224,10 @@ function generatorLine(s: RunSummary): string {
     return `generator    WAS THE BOTTLENECK: ${v.reasons.join('; ')}. Latencies and rates above understate the target; use fewer devices or a bigger machine.`;
   }
   const maxLag = g.workers.length > 0 ? Math.max(...g.workers.map((w) => w.eventLoopLagP99Ms)) : 0;
+  const stalls = g.workers.flatMap((w) => (w.eventLoopLagMaxMs === undefined ? [] : [w.eventLoopLagMaxMs]));
   return (
-    `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms ` +
+    `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms` +
+    (stalls.length > 0 ? `, longest stall ${formatMs(Math.max(...stalls))} ms ` : ' ') +
     `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%` +
     (g.rssPeakBytes !== undefined ? `, RSS peak ${formatBytes(g.rssPeakBytes)}` : '') +
     (g.tickMs ? `, wake-ups on a ${formatMs(g.tickMs)} ms tick` : '')

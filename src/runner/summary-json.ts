@@ -66,6 +66,10 @@ export interface GeneratorHealth {
   workers: {
     worker: number;
     eventLoopLagP99Ms: number;
+    /** The worker's longest single event-loop stall over the run (the loop delay's maximum), ms:
+     *  one long GC pause hardly moves a p99 but every device timer due in it fires that late.
+     *  Absent from older summaries. */
+    eventLoopLagMaxMs?: number;
     /** Share of the run the worker thread was busy (mean event-loop utilisation, 0..1). */
     busy?: number;
     heapPeakMiB?: number;

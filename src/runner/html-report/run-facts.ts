@@ -81,11 +81,12 @@ export function generatorSection(s: RunSummary): string {
   const rows = g.workers.map(
     (w) =>
       `<tr><th scope="row">${w.worker}</th><td class="num${w.eventLoopLagP99Ms > LAG_LIMIT_MS ? ' bad-text' : ''}">${formatMs(w.eventLoopLagP99Ms)}</td>` +
+      `<td class="num">${w.eventLoopLagMaxMs !== undefined ? formatMs(w.eventLoopLagMaxMs) : '—'}</td>` +
       `<td class="num">${w.heapPeakMiB !== undefined ? formatNumber(w.heapPeakMiB) : '—'}</td>` +
       `<td class="num">${w.settledKiBPerDevice !== undefined ? formatNumber(w.settledKiBPerDevice) : '—'}</td></tr>`,
   );
   const table =
-    `<table class="grid workers"><thead><tr><th>worker</th><th class="num">loop lag p99 ms</th><th class="num">heap peak MiB</th><th class="num">KiB per device</th></tr></thead>` +
+    `<table class="grid workers"><thead><tr><th>worker</th><th class="num">loop lag p99 ms</th><th class="num">longest stall ms</th><th class="num">heap peak MiB</th><th class="num">KiB per device</th></tr></thead>` +
     `<tbody>${rows.join('')}</tbody></table>` +
     `<p>main thread loop lag p99 ${formatMs(g.mainEventLoopLagP99Ms)} ms, CPU ${g.cpuPercent.toFixed(0)}% of ${s.machine.cpus} cores</p>`;
   return verdict + embedded + table;

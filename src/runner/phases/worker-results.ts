@@ -40,6 +40,7 @@ export function collectWorkerResults(
         workerHealth.push({
           worker: workerId,
           eventLoopLagP99Ms: round1(seen.worstLoopP99Ms),
+          eventLoopLagMaxMs: round1(seen.worstLoopMaxMs),
           ...(seen.samples > 0 ? { busy: round3(seen.utilisationSum / seen.samples) } : {}),
         });
         for (const [k, v] of Object.entries(seen.undelivered)) undelivered[k] = (undelivered[k] ?? 0) + v;
@@ -52,6 +53,7 @@ export function collectWorkerResults(
     workerHealth.push({
       worker: res.workerId,
       eventLoopLagP99Ms: round1(res.loop.p99Ms),
+      eventLoopLagMaxMs: round1(res.loop.maxMs),
       busy: round3(res.loop.meanUtilisation),
       heapPeakMiB: round1(res.memory.heapUsedPeak / 2 ** 20),
       ...(res.memory.atSampleUsage
