@@ -84,10 +84,6 @@ export class VirtualDevice {
   private rebooting: RebootCause | undefined;
   /** The run is over and the device delivers what it has queued (drain()). */
   private draining = false;
-  /** drain() came (beginDrain() alone stops producing; the log files close in drain()). */
-  private closingLogs = false;
-  /** When the drain lets this device deliver (its seeded start in the window). */
-  private deliverFrom: Millis = 0;
   private lastReceivedConfig: Millis | undefined;
   private lastProcessedConfig: Millis | undefined;
   /** ZInfoDevice.state (and LocalDevInfo.state): ONLINE unless a command is being carried out. */
@@ -209,30 +205,14 @@ export class VirtualDevice {
    * Graceful stop at the end of a run — a simulator action, not EVE behaviour (core/graceful-drain.ts):
    * the device stops producing (no new log lines, metrics, periodic device info, flow windows,
    * config polls or onboarding rounds; a pending reboot is called off) and closes its open log
-   * files as of `stoppedAt` (default now); from `deliverFrom` (its seeded start in the graceful-stop
-   * window) it delivers what it holds by EVE's own sending and retry rules, until stop().
+   * files now, or as of `stoppedAt` (the drain's start, when the worker's pass over its devices
+   * reaches this one later); from `deliverFrom` (its seeded start in the graceful-stop window) it
+   * delivers what it holds by EVE's own sending and retry rules, until stop().
    */
   drain(deliverFrom?: Millis, stoppedAt?: Millis): void {
-    if (this.closingLogs || this.state === 'stopped') return;
-    this.beginDrain(deliverFrom);
-    this.closingLogs = true;
-    const now = this.opts.clock.now();
-    this.guard(() => {
-      if (!this.up || this.uuid === '') return; // nothing it could deliver now
-      this.logs.drain(Math.min(now, stoppedAt ?? now), this.deliverFrom);
-    });
-  }
-
-  /**
-   * The cheap part of drain(), everything but closing the log files (generating and deflating
-   * them costs about 0.35 ms): a worker calls it for every device at the drain's start, so none
-   * goes on producing while its pass reaches the devices' drain() calls in slices.
-   */
-  beginDrain(deliverFrom?: Millis): void {
     if (this.draining || this.state === 'stopped') return;
     this.draining = true;
     const now = this.opts.clock.now();
-    this.deliverFrom = Math.max(now, deliverFrom ?? now);
     this.guard(() => {
       this.rebootTimer = disarmed(this.rebootTimer);
       this.lps?.halt();
@@ -241,14 +221,16 @@ export class VirtualDevice {
       this.metrics.stop();
       this.deviceInfoTimer.cancel();
       if (!this.up || this.uuid === '') return; // nothing it could deliver now
-      this.flowlog.drain(now, this.deliverFrom);
-      this.info.drain(now, this.deliverFrom);
+      const from = Math.max(now, deliverFrom ?? now);
+      this.flowlog.drain(now, from);
+      this.logs.drain(Math.min(now, stoppedAt ?? now), from);
+      this.info.drain(now, from);
     });
   }
 
   /** Draining and nothing left that it can deliver (a device that is down delivers nothing). */
   get drained(): boolean {
-    if (!this.closingLogs) return false;
+    if (!this.draining) return false;
     if (!this.up || this.uuid === '') return true;
     const b = this.backlog();
     return b.info + b.logs + b.flowlog === 0;

@@ -65,8 +65,6 @@ export interface FleetDevice {
    * (simulator action; optional for fakes).
    */
   drain?(deliverFrom?: Millis, stoppedAt?: Millis): void;
-  /** drain()'s cheap part: stop producing now, and deliver from `deliverFrom` what is queued but log files (optional). */
-  beginDrain?(deliverFrom?: Millis): void;
   /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
   readonly drained?: boolean;
   /** Running counters; read field by field each second (stats() would build a snapshot per device). */
@@ -457,24 +455,13 @@ export class ShardRunner {
     this.draining = true;
     this.recorder.startDrain(startedAt);
     const seed = this.task.scenario.seed;
-    // Each device starts delivering at its own seeded instant early in the window (a ramp, not a burst).
-    const deliverFrom = (local: number): Millis => startedAt + drainStartOffsetMs(seed, this.indexOf(local), limitMs);
-    // Every device stops producing at once (cheap), then closes its log files in the slices below.
-    for (let local = 0; local < this.devices.length; local++) {
-      const d = this.devices[local];
-      if (!d?.beginDrain) continue;
-      try {
-        d.beginDrain(deliverFrom(local));
-      } catch (err) {
-        this.recorder.onDeviceError(this.indexOf(local), 'drain', err);
-      }
-    }
     let sliceFrom = performance.now();
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];
       if (!d?.drain) continue;
       try {
-        d.drain(deliverFrom(local), startedAt);
+        // Each device starts delivering at its own seeded instant early in the window (a ramp, not a burst).
+        d.drain(startedAt + drainStartOffsetMs(seed, this.indexOf(local), limitMs), startedAt);
       } catch (err) {
         this.recorder.onDeviceError(this.indexOf(local), 'drain', err);
       }
