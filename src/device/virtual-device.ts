@@ -205,11 +205,10 @@ export class VirtualDevice {
    * Graceful stop at the end of a run — a simulator action, not EVE behaviour (core/graceful-drain.ts):
    * the device stops producing (no new log lines, metrics, periodic device info, flow windows,
    * config polls or onboarding rounds; a pending reboot is called off) and closes its open log
-   * files now, or as of `stoppedAt` (the drain's start, when the worker's pass over its devices
-   * reaches this one later); from `deliverFrom` (its seeded start in the graceful-stop window) it
-   * delivers what it holds by EVE's own sending and retry rules, until stop().
+   * files now; from `deliverFrom` (its seeded start in the graceful-stop window) it delivers what
+   * it holds by EVE's own sending and retry rules, until stop().
    */
-  drain(deliverFrom?: Millis, stoppedAt?: Millis): void {
+  drain(deliverFrom?: Millis): void {
     if (this.draining || this.state === 'stopped') return;
     this.draining = true;
     const now = this.opts.clock.now();
@@ -223,7 +222,7 @@ export class VirtualDevice {
       if (!this.up || this.uuid === '') return; // nothing it could deliver now
       const from = Math.max(now, deliverFrom ?? now);
       this.flowlog.drain(now, from);
-      this.logs.drain(Math.min(now, stoppedAt ?? now), from);
+      this.logs.drain(now, from);
       this.info.drain(now, from);
     });
   }

@@ -59,12 +59,8 @@ export interface FleetDevice {
   readonly lostPower?: boolean;
   /** The tpm-reset fault; true when the device had a TPM to reset (optional for fakes). */
   tpmReset?(): boolean;
-  /**
-   * End of the run: stop producing (its log lines end at `stoppedAt`, the drain's start, however
-   * late in the worker's pass this call comes), deliver what is queued from `deliverFrom` on
-   * (simulator action; optional for fakes).
-   */
-  drain?(deliverFrom?: Millis, stoppedAt?: Millis): void;
+  /** End of the run: stop producing now, deliver what is queued from `deliverFrom` on (simulator action; optional for fakes). */
+  drain?(deliverFrom?: Millis): void;
   /** Draining and nothing left it can deliver (absent: judged by backlog()). Devices without drain() are not waited for. */
   readonly drained?: boolean;
   /** Running counters; read field by field each second (stats() would build a snapshot per device). */
@@ -99,13 +95,6 @@ export interface ShardRunnerDeps {
 const ARRIVAL_BATCH = 16;
 /** How often the drain checks whether every device has delivered its backlog, ms. */
 const DRAIN_POLL_MS = 100;
-/**
- * The drain's pass over the devices gives the event loop a turn after this much work: a device
- * closes its open log files as it starts to drain (generate and deflate, about 0.35 ms), and one
- * synchronous pass over 12,000 devices held a worker's loop 4.7 s, so every answer awaited and
- * every device due at the drain's start counted those seconds as latency.
- */
-const DRAIN_SLICE_MS = 10;
 
 /** Real time with sub-millisecond resolution, epoch-based so all threads agree. */
 export const realClock: Clock = { now: () => performance.timeOrigin + performance.now() };
@@ -455,19 +444,14 @@ export class ShardRunner {
     this.draining = true;
     this.recorder.startDrain(startedAt);
     const seed = this.task.scenario.seed;
-    let sliceFrom = performance.now();
     for (let local = 0; local < this.devices.length; local++) {
       const d = this.devices[local];
       if (!d?.drain) continue;
       try {
         // Each device starts delivering at its own seeded instant early in the window (a ramp, not a burst).
-        d.drain(startedAt + drainStartOffsetMs(seed, this.indexOf(local), limitMs), startedAt);
+        d.drain(startedAt + drainStartOffsetMs(seed, this.indexOf(local), limitMs));
       } catch (err) {
         this.recorder.onDeviceError(this.indexOf(local), 'drain', err);
-      }
-      if (performance.now() - sliceFrom >= DRAIN_SLICE_MS) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        sliceFrom = performance.now();
       }
     }
     const deadline = startedAt + Math.max(0, limitMs);
