@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { TransportRequest } from '../src/device/ports.js';
 import { DRAIN_START_SPREAD_SHARE, drainLogIntervalMs, drainStartOffsetMs } from '../src/device/core/graceful-drain.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
-import { onboard, rig, type Rig } from './device-harness.js';
+import { onboard, payloadOf, rig, type Rig } from './device-harness.js';
+import { readNewlogsFile } from '../src/protocol/newlogs.js';
 
 const APP = 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61';
 const NI = 'c0ffee00-0000-4000-8000-000000000001';
@@ -71,16 +72,69 @@ describe('graceful drain', () => {
     expect(r.device.stats().undelivered).toEqual({ info: 0, logs: 0, flowlog: 0 });
   });
 
+  it('closes its open log files at its own start instant, with the lines written up to the drain, or at stop if that comes first', async () => {
+    // Before the first upload tick (90 s): every line since boot is in the open file.
+    const timestamps = (r: Rig) =>
+      r.controller.of('newlogs').flatMap((q) => readNewlogsFile(payloadOf(r, q)).entries ?? []).map((e) => (e.timestamp?.seconds ?? 0) * 1000 + (e.timestamp?.nanos ?? 0) / 1e6);
+    const r = rig({ behaviour: { logLinesPerSec: 5 } });
+    await onboard(r);
+    await r.time.advance(40_000);
+    const drainAt = r.time.now();
+    r.device.drain(drainAt + 3_000);
+    expect(r.device.backlog().logs).toBe(0);
+    await r.time.advance(2_999);
+    expect(r.controller.of('newlogs')).toEqual([]);
+    expect(r.device.drained).toBe(false);
+    await r.time.advance(10_000);
+    const lines = timestamps(r);
+    expect(lines.length).toBeGreaterThan(100);
+    expect(Math.max(...lines)).toBeLessThanOrEqual(drainAt);
+    expect(Math.max(...lines)).toBeGreaterThan(drainAt - 5_000);
+    expect(r.device.drained).toBe(true);
+
+    // Stopped before its start instant: the lines are closed then and counted undelivered.
+    const early = rig({ behaviour: { logLinesPerSec: 5 } });
+    await onboard(early);
+    await early.time.advance(40_000);
+    early.device.drain(early.time.now() + 5_000);
+    early.device.stop();
+    expect(early.device.stats().undelivered.logs).toBeGreaterThanOrEqual(1);
+    expect(early.controller.of('newlogs')).toEqual([]);
+  });
+
+  it('keeps its start instant when the drain begins while an upload tick awaits its answer', async () => {
+    const r = rig({ behaviour: { logLinesPerSec: 5 } });
+    await onboard(r);
+    const t0 = r.controller.requests[0]!.at;
+    // The first upload tick goes at 90 s after boot; its answer takes 10 s.
+    r.controller.latencyMs = 10_000;
+    await r.time.advance(t0 + 92_000 - r.time.now());
+    expect(r.controller.of('newlogs')).toHaveLength(1);
+    const deliverFrom = r.time.now() + 13_000; // after the answer, before any later normal tick
+    r.device.drain(deliverFrom);
+    await r.time.advance(14_000);
+    const sent = r.controller.of('newlogs').map((q) => q.at);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toBeGreaterThanOrEqual(deliverFrom);
+    expect(sent[1]! - deliverFrom).toBeLessThan(1_000);
+  });
+
   it('retries a controller that answers 503 by EVE\'s own rules, not a busy loop, and counts what is left at stop', async () => {
     const r = await deviceWithBacklog();
     const queued = r.device.backlog();
     const before = r.controller.requests.length;
     r.device.drain();
-    // Draining closes the open log files (lines since the last upload tick) into the backlog.
+    // drain() itself closes nothing (a worker drains every device in one pass); the device is not
+    // drained while lines written before the drain are still to be closed ...
+    expect(r.device.backlog()).toEqual(queued);
+    expect(r.device.drained).toBe(false);
+    // ... which its first drain tick, at its start instant (here now), does: the open log files
+    // (lines since the last upload tick) join the backlog.
+    await r.time.advance(1);
     const backlog = r.device.backlog();
     expect(backlog.logs).toBeGreaterThan(queued.logs);
     expect({ info: backlog.info, flowlog: backlog.flowlog }).toEqual({ info: queued.info, flowlog: queued.flowlog });
-    await r.time.advance(15_000);
+    await r.time.advance(14_999);
     expect(r.device.drained).toBe(false);
     expect(r.device.backlog()).toEqual(backlog);
     const tries = r.controller.requests.slice(before);

@@ -204,9 +204,9 @@ export class VirtualDevice {
   /**
    * Graceful stop at the end of a run — a simulator action, not EVE behaviour (core/graceful-drain.ts):
    * the device stops producing (no new log lines, metrics, periodic device info, flow windows,
-   * config polls or onboarding rounds; a pending reboot is called off) and closes its open log
-   * files now; from `deliverFrom` (its seeded start in the graceful-stop window) it delivers what
-   * it holds by EVE's own sending and retry rules, until stop().
+   * config polls or onboarding rounds; a pending reboot is called off); from `deliverFrom` (its
+   * seeded start in the graceful-stop window) it closes its open log files as of now and delivers
+   * what it holds by EVE's own sending and retry rules, until stop().
    */
   drain(deliverFrom?: Millis): void {
     if (this.draining || this.state === 'stopped') return;
@@ -231,6 +231,7 @@ export class VirtualDevice {
   get drained(): boolean {
     if (!this.draining) return false;
     if (!this.up || this.uuid === '') return true;
+    if (this.logs.linesToClose) return false;
     const b = this.backlog();
     return b.info + b.logs + b.flowlog === 0;
   }
