@@ -151,16 +151,16 @@ export class LogUploader {
 
   /** An app stopped running or was removed: close its lines up to now into a file. */
   closeApp(app: LogApp, now: Millis): void {
-    if (!this.draining) this.collectApp(app, now);
-    else if (this.drainLinesUntil !== undefined) this.collectApp(app, Math.min(now, this.drainLinesUntil));
+    // While draining, only lines written before the drain began, and only until they are closed.
+    const until = this.draining ? this.drainLinesUntil : now;
+    if (until !== undefined) this.collectApp(app, Math.min(now, until));
     this.appFrom.delete(app.uuid);
   }
 
   /** The device goes down for a reboot: close what was written so far (files are on disk and survive). */
   closeForReboot(now: Millis): void {
     this.timer.cancel();
-    if (this.draining) this.closeDrainedLines();
-    else this.collect(now);
+    this.collect(now);
   }
 
   /** Lines written before the drain began that are not in a file yet (the device is not drained). */
@@ -184,19 +184,10 @@ export class LogUploader {
     this.timer.at(Math.max(now, deliverFrom));
   }
 
-  /** Closes the lines written up to the drain's start into files, once. */
-  private closeDrainedLines(): void {
-    const until = this.drainLinesUntil;
-    if (until === undefined) return;
-    this.drainLinesUntil = undefined;
-    this.closeUpTo(until);
-  }
-
   /** The device stops for good: everything not delivered is counted. */
   stop(now: Millis): void {
     this.timer.cancel();
-    if (this.draining) this.closeDrainedLines();
-    else this.collect(now);
+    this.collect(now);
     for (const files of [this.deviceFiles, this.appFiles]) {
       for (const f of [...files]) {
         this.remove(files, f);
@@ -239,7 +230,7 @@ export class LogUploader {
     const host = this.host;
     const gen = host.generation;
     try {
-      this.closeDrainedLines();
+      this.collect(host.opts.clock.now());
       if (this.deviceFiles.length > 0) {
         await this.uploadOldest(this.deviceFiles, dueAt);
         if (gen !== host.generation) return;
@@ -310,8 +301,12 @@ export class LogUploader {
    * that kind is waiting or the raw file is due for rotation anyway (RAW_ROTATION_MS).
    */
   private collect(now: Millis, onUploadTick = false): void {
-    if (this.draining) return; // no new lines after the end of the run
-    this.closeUpTo(now, onUploadTick);
+    if (!this.draining) return this.closeUpTo(now, onUploadTick);
+    // Draining: no lines after the drain's start; those before it are closed once.
+    const until = this.drainLinesUntil;
+    if (until === undefined) return;
+    this.drainLinesUntil = undefined;
+    this.closeUpTo(until);
   }
 
   private closeUpTo(now: Millis, onUploadTick = false): void {
