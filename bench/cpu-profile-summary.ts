@@ -4,10 +4,11 @@
 
 import { readFileSync } from 'node:fs';
 
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 interface Profile {
@@ -33,10 +34,8 @@ export function summarizeCpuProfile(file: string, top: number): string[] {
   for (const [id, t] of self) {
     const n = byId.get(id)!;
     total += t;
-    const fileName = shortUrl(n.callFrame.url) || `(${n.callFrame.functionName || 'native'})`;
-    const fn = `${n.callFrame.functionName || '(anonymous)'} ${fileName}${n.callFrame.url ? `:${n.callFrame.lineNumber + 1}` : ''}`;
-    byFn.set(fn, (byFn.get(fn) ?? 0) + t);
-    byFile.set(fileName, (byFile.get(fileName) ?? 0) + t);
+    byFn.set(frameLabel(n), (byFn.get(frameLabel(n)) ?? 0) + t);
+    byFile.set(frameFile(n), (byFile.get(frameFile(n)) ?? 0) + t);
   }
   const idle = (k: string) => k.includes('(idle)');
   const busy = total - [...byFile].filter(([k]) => idle(k)).reduce((a, [, v]) => a + v, 0);
@@ -47,6 +46,16 @@ export function summarizeCpuProfile(file: string, top: number): string[] {
       .slice(0, top)
       .map(([k, v]) => `  ${((v / busy) * 100).toFixed(1).padStart(5)} %  ${k}`);
   return [`self time, shares of the busy (non-idle) samples: by source file`, ...rows(byFile), `by function`, ...rows(byFn)];
+}
+
+/** A frame's source file (after dist/ or node_modules/), or a native frame's own name in brackets. */
+export function frameFile(n: ProfileNode): string {
+  return shortUrl(n.callFrame.url) || `(${n.callFrame.functionName || 'native'})`;
+}
+
+/** A frame as these summaries name it: `function file:line`. */
+export function frameLabel(n: ProfileNode): string {
+  return `${n.callFrame.functionName || '(anonymous)'} ${frameFile(n)}${n.callFrame.url ? `:${n.callFrame.lineNumber + 1}` : ''}`;
 }
 
 function shortUrl(url: string): string {

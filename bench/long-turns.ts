@@ -12,12 +12,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
+import { frameLabel, type ProfileNode } from './cpu-profile-summary.js';
 
 export interface CpuProfile {
   nodes: ProfileNode[];
@@ -42,9 +37,6 @@ export interface LongTurnsSummary {
   inclusive: [string, number][];
   self: [string, number][];
 }
-
-const frameName = (n: ProfileNode): string =>
-  `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, '')}:${n.callFrame.lineNumber + 1}`;
 
 /** Busy stretches of at least `minMs` starting at or after `fromMs`, and what ran in them. */
 export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSummary {
@@ -80,11 +72,11 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSu
       totalMs += dt;
       let node = byId.get(p.samples[i]!);
       if (!node) continue;
-      const top = frameName(node);
+      const top = frameLabel(node);
       self.set(top, (self.get(top) ?? 0) + dt);
       const seen = new Set<string>();
       while (node) {
-        const name = frameName(node);
+        const name = frameLabel(node);
         if (!seen.has(name)) {
           seen.add(name);
           inclusive.set(name, (inclusive.get(name) ?? 0) + dt);

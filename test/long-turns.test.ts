@@ -1,5 +1,5 @@
 // bench/long-turns.ts: the busy stretches of a CPU profile and what ran in them, on a hand-built
-// profile whose times are known.
+// profile whose times are known. Frames are named as cpu-profile-summary names them.
 
 import { describe, expect, it } from 'vitest';
 import { longTurns, type CpuProfile } from '../bench/long-turns.js';
@@ -37,11 +37,11 @@ describe('long turns of a CPU profile', () => {
     const s = longTurns(p, 80);
     expect(s.self).toEqual([
       ['deflate node:zlib:393', 60],
-      ['(garbage collector) :0', 20],
+      ['(garbage collector) ((garbage collector))', 20],
       ['tick src/fleet/shard-runner.js:10', 10],
       ['closeLines src/device/telemetry/log-uploader.js:266', 10],
     ]);
-    expect(new Map(s.inclusive).get('(root) :0')).toBe(100);
+    expect(new Map(s.inclusive).get('(root) ((root))')).toBe(100);
     expect(new Map(s.inclusive).get('tick src/fleet/shard-runner.js:10')).toBe(80);
     expect(new Map(s.inclusive).get('closeLines src/device/telemetry/log-uploader.js:266')).toBe(70);
   });
