@@ -36,6 +36,10 @@ export interface LongTurnsSummary {
   /** By function (`name file:line`), ms: time on the stack (inclusive) and at its top (self), largest first. */
   inclusive: [string, number][];
   self: [string, number][];
+  /** By entry (the outermost frame under the root: the timer, immediate, I/O callback or tick
+   *  queue that the event loop called into, or a native state such as GC), ms, largest first: in
+   *  which phase of the loop the long turns' time went. */
+  entries: [string, number][];
 }
 
 /** Busy stretches of at least `minMs` starting at or after `fromMs`, and what ran in them. */
@@ -65,6 +69,7 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSu
   const long = stretches.filter((s) => s.endMs - s.atMs >= minMs);
   const inclusive = new Map<string, number>();
   const self = new Map<string, number>();
+  const entries = new Map<string, number>();
   let totalMs = 0;
   for (const s of long) {
     for (const i of s.samples) {
@@ -75,8 +80,10 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSu
       const top = frameLabel(node);
       self.set(top, (self.get(top) ?? 0) + dt);
       const seen = new Set<string>();
+      let entry = top;
       while (node) {
         const name = frameLabel(node);
+        if (parent.has(node.id)) entry = name;
         if (!seen.has(name)) {
           seen.add(name);
           inclusive.set(name, (inclusive.get(name) ?? 0) + dt);
@@ -84,6 +91,7 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSu
         const up = parent.get(node.id);
         node = up === undefined ? undefined : byId.get(up);
       }
+      entries.set(entry, (entries.get(entry) ?? 0) + dt);
     }
   }
   const desc = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
@@ -93,6 +101,7 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSu
     totalMs,
     inclusive: desc(inclusive),
     self: desc(self),
+    entries: desc(entries),
   };
 }
 
@@ -116,6 +125,8 @@ function main(): void {
   console.log(`${s.turns.length} stretches of ${minMs} ms or more from ${fromMs / 1000} s, ${s.totalMs.toFixed(0)} ms in them`);
   for (const x of s.turns.slice(0, top)) console.log(`  at ${(x.atMs / 1000).toFixed(1)} s: ${x.durationMs.toFixed(0)} ms`);
   if (s.totalMs === 0) return;
+  console.log('entry (what the event loop called into):');
+  for (const [k, v] of s.entries.slice(0, top)) console.log(`${ms(v)} ms ${((100 * v) / s.totalMs).toFixed(1).padStart(5)} %  ${k}`);
   console.log('self:');
   for (const [k, v] of s.self.slice(0, top)) console.log(`${ms(v)} ms ${((100 * v) / s.totalMs).toFixed(1).padStart(5)} %  ${k}`);
   console.log('inclusive:');

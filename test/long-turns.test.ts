@@ -46,6 +46,13 @@ describe('long turns of a CPU profile', () => {
     expect(new Map(s.inclusive).get('closeLines src/device/telemetry/log-uploader.js:266')).toBe(70);
   });
 
+  it('gives the entry each sample ran under: the outermost frame below the root', () => {
+    expect(longTurns(p, 80).entries).toEqual([
+      ['tick src/fleet/shard-runner.js:10', 80],
+      ['(garbage collector) ((garbage collector))', 20],
+    ]);
+  });
+
   it('starts at --from, and keeps shorter stretches with a lower minimum', () => {
     expect(longTurns(p, 80, 50).turns).toEqual([]);
     expect(longTurns(p, 20, 50).turns).toEqual([
