@@ -14,6 +14,7 @@ import { drainStartOffsetMs } from '../src/device/core/graceful-drain.js';
 import type { ShardTask } from '../src/fleet/worker-protocol.js';
 import type { Scenario } from '../src/scenario/scenario-types.js';
 import type { FleetAggregate } from '../src/runner/aggregate.js';
+import type { FleetDelta } from '../src/fleet/fleet-delta.js';
 import { testGroup as group } from './fixtures/test-group.js';
 import { loadCompiledRunner } from './fixtures/compiled-runner.js';
 
@@ -111,6 +112,28 @@ describe('ShardRunner graceful stop', () => {
     // Requests made during the drain were recorded: 3 + 3 delivered, and device 1's refusals as errors.
     expect(result.totals.requests).toBeGreaterThanOrEqual(6 + 10);
     expect(result.totals.errors).toBe(result.totals.requests - 6);
+  });
+
+  it('ends the run\'s last interval at the drain\'s start: no delta holds both the run and the drain', async () => {
+    QueueDevice.drainCalls = [];
+    const deltas: FleetDelta[] = [];
+    const post = (m: unknown) => {
+      const msg = m as { type?: string; delta?: FleetDelta };
+      if (msg.type === 'delta' && msg.delta) deltas.push(msg.delta);
+    };
+    const runner = new ShardRunner(task(600, 6), { createDevice: (o) => new QueueDevice(o), createTransport: () => transport, post });
+    await runner.prepare();
+    const startAt = Date.now() + 20;
+    const result = await runner.run(startAt);
+    const drainAt = QueueDevice.drainCalls[0]!.at;
+    // The 300 ms run is shorter than the 1 s delta interval: only the cut ends an interval in it.
+    const cut = deltas.filter((d) => !d.final && d.atMs >= startAt + 300 - 1 && d.atMs <= drainAt);
+    expect(cut).toHaveLength(1);
+    // It holds none of the drain's requests, and the next delta starts where it ended.
+    expect(cut[0]!.drain).toBeUndefined();
+    // (The last one is the result's, not posted.)
+    const next = deltas[deltas.indexOf(cut[0]!) + 1] ?? result.finalDelta;
+    expect(next.atMs - next.intervalMs).toBe(cut[0]!.atMs);
   });
 
   it('ends as soon as every queue is empty', async () => {
