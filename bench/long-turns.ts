@@ -42,8 +42,8 @@ export interface LongTurnsSummary {
   entries: [string, number][];
 }
 
-/** Busy stretches of at least `minMs` starting at or after `fromMs`, and what ran in them. */
-export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSummary {
+/** Busy stretches of at least `minMs` from `fromMs` until `toMs` (a stretch ends there), and what ran in them. */
+export function longTurns(p: CpuProfile, minMs: number, fromMs = 0, toMs = Infinity): LongTurnsSummary {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -55,6 +55,7 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSu
   let cur: (typeof stretches)[number] | undefined;
   for (let i = 0; i < p.samples.length; i++) {
     if (t[i]! < fromMs) continue;
+    if (t[i]! >= toMs) break;
     const idle = byId.get(p.samples[i]!)?.callFrame.functionName === '(idle)';
     if (idle) {
       if (cur) stretches.push(cur);
@@ -108,21 +109,22 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0): LongTurnsSu
 function main(): void {
   const file = process.argv[2];
   if (!file || file.startsWith('--')) {
-    console.error('usage: long-turns FILE.cpuprofile [--min 80ms] [--from 0s] [--top 25]');
+    console.error('usage: long-turns FILE.cpuprofile [--min 80ms] [--from 0s] [--to END] [--top 25]');
     process.exit(2);
   }
   const minMs = parseDuration(stringArg('min', '80ms'));
   const fromMs = parseDuration(stringArg('from', '0s'));
+  const toMs = process.argv.includes('--to') ? parseDuration(stringArg('to', '')) : Infinity;
   const top = positiveIntArg('top', 25);
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   if (!Array.isArray(p.samples) || !Array.isArray(p.timeDeltas)) {
     console.error(`long-turns: ${file} has no samples and timeDeltas (not a node --cpu-prof profile?)`);
     process.exit(2);
   }
-  const s = longTurns(p, minMs, fromMs);
+  const s = longTurns(p, minMs, fromMs, toMs);
   const ms = (v: number) => v.toFixed(0).padStart(7);
   console.log(`${file}: longest busy stretches ${s.longestMs.slice(0, 10).map((v) => v.toFixed(0)).join(', ')} ms`);
-  console.log(`${s.turns.length} stretches of ${minMs} ms or more from ${fromMs / 1000} s, ${s.totalMs.toFixed(0)} ms in them`);
+  console.log(`${s.turns.length} stretches of ${minMs} ms or more from ${fromMs / 1000} s${toMs < Infinity ? ` to ${toMs / 1000} s` : ''}, ${s.totalMs.toFixed(0)} ms in them`);
   for (const x of s.turns.slice(0, top)) console.log(`  at ${(x.atMs / 1000).toFixed(1)} s: ${x.durationMs.toFixed(0)} ms`);
   if (s.totalMs === 0) return;
   console.log('entry (what the event loop called into):');

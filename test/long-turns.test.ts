@@ -53,8 +53,10 @@ describe('long turns of a CPU profile', () => {
     ]);
   });
 
-  it('starts at --from, and keeps shorter stretches with a lower minimum', () => {
+  it('starts at --from, ends at --to, and keeps shorter stretches with a lower minimum', () => {
     expect(longTurns(p, 80, 50).turns).toEqual([]);
+    // --to ends the last stretch there: 20–90 ms of the 100 ms one.
+    expect(longTurns(p, 20, 0, 90).turns).toEqual([{ atMs: 20, durationMs: 70 }]);
     expect(longTurns(p, 20, 50).turns).toEqual([
       { atMs: 50, durationMs: 70 },
       { atMs: 130, durationMs: 30 },
