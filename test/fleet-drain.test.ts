@@ -126,14 +126,16 @@ describe('ShardRunner graceful stop', () => {
     const startAt = Date.now() + 20;
     const result = await runner.run(startAt);
     const drainAt = QueueDevice.drainCalls[0]!.at;
-    // The 300 ms run is shorter than the 1 s delta interval: only the cut ends an interval in it.
-    const cut = deltas.filter((d) => !d.final && d.atMs >= startAt + 300 - 1 && d.atMs <= drainAt);
-    expect(cut).toHaveLength(1);
+    // A delta ends between the run's end and the first device's drain call (the 300 ms run is
+    // shorter than the 1 s delta interval, so without the cut none does unless timers ran very late).
+    const ended = deltas.filter((d) => !d.final && d.atMs >= startAt + 300 - 1 && d.atMs <= drainAt);
+    expect(ended.length).toBeGreaterThanOrEqual(1);
+    const cut = ended[ended.length - 1]!;
     // It holds none of the drain's requests, and the next delta starts where it ended.
-    expect(cut[0]!.drain).toBeUndefined();
+    expect(cut.drain).toBeUndefined();
     // (The last one is the result's, not posted.)
-    const next = deltas[deltas.indexOf(cut[0]!) + 1] ?? result.finalDelta;
-    expect(next.atMs - next.intervalMs).toBe(cut[0]!.atMs);
+    const next = deltas[deltas.indexOf(cut) + 1] ?? result.finalDelta;
+    expect(next.atMs - next.intervalMs).toBe(cut.atMs);
   });
 
   it('ends as soon as every queue is empty', async () => {
