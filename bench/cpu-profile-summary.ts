@@ -34,8 +34,10 @@ export function summarizeCpuProfile(file: string, top: number): string[] {
   for (const [id, t] of self) {
     const n = byId.get(id)!;
     total += t;
-    byFn.set(frameLabel(n), (byFn.get(frameLabel(n)) ?? 0) + t);
-    byFile.set(frameFile(n), (byFile.get(frameFile(n)) ?? 0) + t);
+    const fn = frameLabel(n);
+    const fileName = frameFile(n);
+    byFn.set(fn, (byFn.get(fn) ?? 0) + t);
+    byFile.set(fileName, (byFile.get(fileName) ?? 0) + t);
   }
   const idle = (k: string) => k.includes('(idle)');
   const busy = total - [...byFile].filter(([k]) => idle(k)).reduce((a, [, v]) => a + v, 0);

@@ -1,10 +1,11 @@
 // What holds a thread's event loop in its long turns: reads a `node --cpu-prof` profile (samples
 // and timeDeltas), finds every stretch of consecutive busy samples (anything but "(idle)") at
-// least `--min` long, and prints them with the functions that ran in them, inclusive and self.
+// least `--min` long, and prints them with the functions that ran in them, inclusive and self, and
+// what the event loop called into (the entry).
 // A loop-lag p99 or a run's longest stall says that such turns happen; this says what they are.
 //
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bin/evesim.js run scenarios/steady-state.yaml …
-//   node dist/bench/long-turns.js /tmp/prof/CPU.….cpuprofile [--min 80ms] [--from 120s] [--top 25]
+//   node dist/bench/long-turns.js /tmp/prof/CPU.….cpuprofile [--min 80ms] [--from 120s] [--to 200s] [--top 25]
 //
 // A fleet worker's profile is the one whose name has the thread id after the pid (…PID.1.…).
 
@@ -45,6 +46,8 @@ export interface LongTurnsSummary {
 /** Busy stretches of at least `minMs` from `fromMs` until `toMs` (a stretch ends there), and what ran in them. */
 export function longTurns(p: CpuProfile, minMs: number, fromMs = 0, toMs = Infinity): LongTurnsSummary {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  // Each node's name, made once rather than for every sample it is on the stack of.
+  const label = new Map(p.nodes.map((n) => [n.id, frameLabel(n)]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   // Sample i was taken at t[i] and stands for the time until the next one.
@@ -78,12 +81,12 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0, toMs = Infin
       totalMs += dt;
       let node = byId.get(p.samples[i]!);
       if (!node) continue;
-      const top = frameLabel(node);
+      const top = label.get(node.id)!;
       self.set(top, (self.get(top) ?? 0) + dt);
       const seen = new Set<string>();
       let entry = top;
       while (node) {
-        const name = frameLabel(node);
+        const name = label.get(node.id)!;
         if (parent.has(node.id)) entry = name;
         if (!seen.has(name)) {
           seen.add(name);
