@@ -328,8 +328,12 @@ export class ShardRunner {
     if (!this.runPhaseEnded) await this.sleepUntil(endAt);
     this.inRunPhase = false;
     this.lpsFleet.freezeGauges(this.devices, this.clock.now());
+    // The run's last interval ends here, so no delta mixes the run with the drain: a delta counts
+    // in the series' second that holds its middle, and its loop figures (lag, longest stall) are
+    // one sample; without the cut the drain's first turns showed in the run's last second.
+    if (!this.stopped) sender.send(false);
     // Graceful stop (skipped when interrupted): devices deliver their queues, up to the limit.
-    const drain = this.stopped ? undefined : await this.drainDevices(task.scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS, () => sender.send(false));
+    const drain = this.stopped ? undefined : await this.drainDevices(task.scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS);
 
     // Stop: devices first (they stop asking), then the scheduler, then the figures.
     for (let local = 0; local < this.devices.length; local++) {
@@ -434,11 +438,7 @@ export class ShardRunner {
    * stop() is called. Requests made meanwhile are recorded as usual; what is still queued
    * afterwards is counted undelivered at stop, and requests still unanswered are unfinished.
    */
-  private async drainDevices(limitMs: number, endRunInterval: () => void): Promise<ShardDrainResult> {
-    // The run's last interval ends here, so no delta mixes the run with the drain: a delta counts
-    // in the series' second that holds its middle, and its loop figures (lag, longest stall) are
-    // one sample; without the cut the drain's first turns showed in the run's last second.
-    endRunInterval();
+  private async drainDevices(limitMs: number): Promise<ShardDrainResult> {
     const startedAt = this.clock.now();
     // Every device that will run is live now: the settled sample for the per-device memory figure.
     this.memoryAtEnd = settledMemory();
