@@ -1,17 +1,32 @@
-// Command-line options of the benchmarks: `--name value`, with a default when absent.
+// Command-line options of the benchmarks: `--name value` or `--name=value`, with a default when
+// absent. (A `--name=value` once went unread here while the option counted as absent, so a
+// before/after pair ran both sides alike.)
 
-function rawArg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
+/** The value of --name in either form, undefined when the option is absent; --name last, with no value, is an error. */
+export function optionalStringArg(name: string, argv: readonly string[] = process.argv): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith(`--${name}=`)) return a.slice(name.length + 3);
+    if (a === `--${name}`) {
+      if (i + 1 >= argv.length) throw new Error(`--${name} needs a value`);
+      return argv[i + 1]!;
+    }
+  }
+  return undefined;
 }
 
-export function stringArg(name: string, fallback: string): string {
-  return rawArg(name) ?? fallback;
+/** Whether --name is given, as a flag or with a value in either form. */
+export function hasArg(name: string, argv: readonly string[] = process.argv): boolean {
+  return argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+}
+
+export function stringArg(name: string, fallback: string, argv: readonly string[] = process.argv): string {
+  return optionalStringArg(name, argv) ?? fallback;
 }
 
 /** A positive integer option; anything else given is an error naming the option. */
-export function positiveIntArg(name: string, fallback: number): number {
-  const raw = rawArg(name);
+export function positiveIntArg(name: string, fallback: number, argv: readonly string[] = process.argv): number {
+  const raw = optionalStringArg(name, argv);
   if (raw === undefined) return fallback;
   const v = Number(raw);
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} needs a positive integer, got ${raw}`);

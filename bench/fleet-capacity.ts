@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { planAllocator } from '../src/cli/allocator-plan.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import {
   cpuSecondsAt,
@@ -61,7 +61,7 @@ if (allocatorPlan.action === 'fail') throw new Error(allocatorPlan.message);
 const generatorEnv: NodeJS.ProcessEnv = allocatorPlan.action === 'reexec' ? allocatorPlan.env : process.env;
 const allocatorNote = allocatorPlan.action === 'reexec' ? `jemalloc preloaded (${allocatorPlan.library})` : /jemalloc/.test(process.env.LD_PRELOAD ?? '') ? `LD_PRELOAD=${process.env.LD_PRELOAD}` : "the system's malloc";
 
-const flag = (name: string): boolean => process.argv.includes(`--${name}`);
+const flag = (name: string): boolean => hasArg(name);
 const findMax = flag('find-max');
 // --trace-gc: the generator runs under `node --trace-gc`; its log is read back for each worker
 // thread's GC (gc-trace.ts), over the second half of the worker's life (the steady state).
@@ -77,27 +77,27 @@ const scenarioFile = resolve(stringArg('scenario', join(root, 'scenarios', 'stea
 // 7 minutes: steady-state.yaml changes timer.metric.interval at 7 m, which would change the load
 // inside the window; the run drops that action with a warning.
 const durationMs = parseDuration(stringArg('duration', '7m'));
-const arrivalOverArg = process.argv.includes('--arrival-over') ? parseDuration(stringArg('arrival-over', '')) : undefined;
+const arrivalOverArg = hasArg('arrival-over') ? parseDuration(stringArg('arrival-over', '')) : undefined;
 const settleMs = parseDuration(stringArg('settle', '1m'));
 const minWindowMs = parseDuration(stringArg('min-window', '2m'));
 const sampleEveryMs = parseDuration(stringArg('sample-every', '2s'));
 const lagLimitMs = parseDuration(stringArg('lag-limit', '100ms'));
 const factor = Number(stringArg('factor', '1.5'));
 const maxDevices = positiveIntArg('max-devices', 200_000);
-const workers = process.argv.includes('--workers') ? positiveIntArg('workers', 1) : undefined;
+const workers = hasArg('workers') ? positiveIntArg('workers', 1) : undefined;
 const verifySample = stringArg('verify-sample', '1%');
 // Another checkout of evesim (built) whose generator runs each size too, just before this one's,
 // against the same controller: a before/after comparison measured in the same run.
 // --baseline-node-options alone: this checkout again with other Node/V8 options (a GC setting, say).
-const baselineNodeOptions = process.argv.includes('--baseline-node-options') ? stringArg('baseline-node-options', '') : undefined;
+const baselineNodeOptions = optionalStringArg('baseline-node-options');
 // --tick D: this checkout's generator runs with `--tick D`; --baseline-tick D: the baseline's does
 // (alone: this checkout again, so the pair shows what the tick does; 0 for exact times).
-const tick = process.argv.includes('--tick') ? stringArg('tick', '') : undefined;
-const baselineTick = process.argv.includes('--baseline-tick') ? stringArg('baseline-tick', '') : undefined;
-const baselineRepo = process.argv.includes('--baseline-repo') ? resolve(stringArg('baseline-repo', '')) : baselineNodeOptions !== undefined || baselineTick !== undefined ? root : undefined;
+const tick = optionalStringArg('tick');
+const baselineTick = optionalStringArg('baseline-tick');
+const baselineRepo = hasArg('baseline-repo') ? resolve(stringArg('baseline-repo', '')) : baselineNodeOptions !== undefined || baselineTick !== undefined ? root : undefined;
 const baselineCli = baselineRepo ? join(baselineRepo, 'bin', 'evesim.js') : undefined;
 if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineRepo}: no bin/evesim.js there`);
-if (baselineRepo && process.argv.includes('--find-max')) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
+if (baselineRepo && hasArg('find-max')) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
 const dir = resolve(stringArg('dir', mkdtempSync(join(os.tmpdir(), 'evesim-capacity-'))));
 mkdirSync(dir, { recursive: true });
 if (!(factor > 1)) throw new Error(`--factor must be above 1, got ${factor}`);

@@ -12,7 +12,7 @@
 // --owner Class.field (one line of --by-owner) breaks that owner's bytes down by kind of object.
 
 import { readFileSync } from 'node:fs';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 
 interface Snapshot {
   snapshot: {
@@ -74,11 +74,11 @@ function lenBucket(n: number): string {
 }
 
 const top = positiveIntArg('top', 50);
-const ownerFilter = process.argv.includes('--owner') ? stringArg('owner', '') : undefined;
+const ownerFilter = optionalStringArg('owner');
 const per = Math.max(1, devices);
 console.log(`${file}: ${(total / 2 ** 20).toFixed(1)} MiB live, ${devices} devices, ${(total / per / 1024).toFixed(2)} KiB per device`);
-const rows = process.argv.includes('--by-owner') || ownerFilter !== undefined ? byOwner() : groups;
-console.log(`bytes/device  objects/device  ${process.argv.includes('--by-owner') ? 'held by (nearest class instance.field; "(self)": the instance itself)' : 'kind'}`);
+const rows = hasArg('by-owner') || ownerFilter !== undefined ? byOwner() : groups;
+console.log(`bytes/device  objects/device  ${hasArg('by-owner') ? 'held by (nearest class instance.field; "(self)": the instance itself)' : 'kind'}`);
 for (const [key, g] of [...rows].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top)) {
   console.log(`${(g.bytes / per).toFixed(0).padStart(12)}  ${(g.count / per).toFixed(2).padStart(14)}  ${key}`);
 }

@@ -25,7 +25,7 @@ import { runScenario } from '../src/runner/run-scenario.js';
 import { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { hasArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { startStormController, stormTarget } from './storm-controller.js';
 import { preparedFleetState } from './precreated-identities.js';
@@ -50,9 +50,9 @@ interface StormRun {
 const devices = positiveIntArg('devices', 4000);
 const overMs = parseDuration(stringArg('over', '2s'));
 const workers = positiveIntArg('workers', os.availableParallelism());
-const sink = !process.argv.includes('--verified');
-const tickMs = process.argv.includes('--tick') ? parseDuration(stringArg('tick', '0')) : 0;
-const keep = process.argv.includes('--keep');
+const sink = !hasArg('verified');
+const tickMs = hasArg('tick') ? parseDuration(stringArg('tick', '0')) : 0;
+const keep = hasArg('keep');
 const root = mkdtempSync(join(os.tmpdir(), 'evesim-onboarding-storm-'));
 
 try {

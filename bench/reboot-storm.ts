@@ -39,7 +39,7 @@ import { ControllerAdminClient } from '../src/servers/controller/controller-admi
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import type { OwnConnectionFigures } from '../src/transport/own-connection-figures.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { hasArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { preparedFleetState } from './precreated-identities.js';
 import { startStormController, stormTarget, type StormController } from './storm-controller.js';
@@ -90,12 +90,12 @@ const WORDS = {
   'power-loss': { start: 'power lost', back: 'power', hit: 'lost power', perDevice: 'per rebooted device', after: 'reboot' },
   partition: { start: 'the network cut off', back: 'network', hit: 'hit by the partition', perDevice: 'per device', after: 'after the partition' },
 }[outage];
-const sink = process.argv.includes('--sink');
+const sink = hasArg('sink');
 const kinds = stringArg('kinds', 'v2,v1')
   .split(',')
   .map((k) => k.trim()) as Kind[];
 for (const k of kinds) if (!(k in KINDS)) throw new Error(`--kinds: unknown kind "${k}"; kinds are ${Object.keys(KINDS).join(', ')}`);
-const keep = process.argv.includes('--keep');
+const keep = hasArg('keep');
 // v1 onboarding costs about 14 ms of generator CPU per device (two full handshakes): spread it.
 const arrivalS = Math.max(20, Math.ceil((devices * 15) / 1000));
 const root = mkdtempSync(join(os.tmpdir(), 'evesim-reboot-storm-'));

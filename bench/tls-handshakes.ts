@@ -27,6 +27,7 @@ import { createDeviceCertificate } from '../src/identity/eve-certificates.js';
 import { makeLoopbackTls } from '../src/transport/loopback-tls.js';
 import { PerDeviceTransport, type ClientIdentity } from '../src/transport/mtls-transport.js';
 import { machineDescription } from './machine.js';
+import { hasArg } from './bench-args.js';
 
 // ------------------------------------------------------------------------------------------------
 // Child process: the loopback server (TLS for part 1, HTTPS for part 2), asking for client certs.
@@ -270,7 +271,7 @@ async function main(): Promise<void> {
   child.disconnect();
 }
 
-if (process.argv.includes('--server')) {
+if (hasArg('server')) {
   void runServer();
 } else {
   main().catch((e: unknown) => {

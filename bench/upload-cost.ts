@@ -27,6 +27,7 @@ import type { RequestObserver, RequestOutcome } from '../src/transport/request-o
 import { TimedTransport } from '../src/transport/timed-transport.js';
 import type { metrics } from '../src/gen/eve-types.js';
 import { machineDescription } from './machine.js';
+import { hasArg } from './bench-args.js';
 
 const CONTENT_TYPE = 'application/x-proto-binary';
 const DEVICE_UUID = '6ae3b91c-2f4d-4c8e-9b57-0d1e2f3a4b5c';
@@ -302,7 +303,7 @@ async function main(): Promise<void> {
   child.disconnect();
 }
 
-if (process.argv.includes('--server')) {
+if (hasArg('server')) {
   runServer();
 } else {
   main().catch((err) => {
