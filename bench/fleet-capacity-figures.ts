@@ -105,7 +105,7 @@ export function steadyWindow(intervals: readonly RunInterval[], devices: number,
 }
 
 /** The run-phase intervals that lie inside the window. */
-function inWindow(intervals: readonly RunInterval[], w: Window): RunInterval[] {
+export function inWindow(intervals: readonly RunInterval[], w: Window): RunInterval[] {
   return intervals.filter((i) => i.phase === 'run' && i.tMs >= w.fromMs && i.tMs + i.durationMs <= w.toMs);
 }
 

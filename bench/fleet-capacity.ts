@@ -38,6 +38,7 @@ import {
   nextFindMaxSize,
   requestsInWindow,
   rssBytesFromProcStatus,
+  inWindow,
   rssGrowthPerDevice,
   rssInWindow,
   sizeFigures,
@@ -48,6 +49,7 @@ import {
   type WindowLag,
 } from './fleet-capacity-figures.js';
 import { describeGc, longLived, summariseGc, type IsolateGc } from './gc-trace.js';
+import { describeSecond, readThreadSample, windowThreads, type ThreadSample, type WindowThreads } from './thread-schedule.js';
 
 // dist/bench/fleet-capacity.js when compiled: the repository is two levels up.
 const root = [fileURLToPath(new URL('../../', import.meta.url)), fileURLToPath(new URL('../', import.meta.url))].find((d) => existsSync(join(d, 'bin', 'evesim.js')))!;
@@ -81,6 +83,8 @@ const arrivalOverArg = hasArg('arrival-over') ? parseDuration(stringArg('arrival
 const settleMs = parseDuration(stringArg('settle', '1m'));
 const minWindowMs = parseDuration(stringArg('min-window', '2m'));
 const sampleEveryMs = parseDuration(stringArg('sample-every', '2s'));
+// Threads are read more often than the process: a second's stall is set beside that second's run-queue waits.
+const THREAD_SAMPLE_MS = 250;
 const lagLimitMs = parseDuration(stringArg('lag-limit', '100ms'));
 const factor = Number(stringArg('factor', '1.5'));
 const maxDevices = positiveIntArg('max-devices', 200_000);
@@ -130,6 +134,8 @@ interface SizeResult {
   problem?: string;
   /** --trace-gc: the fleet workers' GC (the process's main thread left out). */
   gc?: IsolateGc[];
+  /** Which threads had the cores in the window's seconds (thread-schedule.ts). */
+  threads?: WindowThreads;
 }
 
 function freePort(): Promise<number> {
@@ -249,8 +255,15 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   children.add(gen);
   gen.once('exit', () => children.delete(gen));
   const s = sampler([gen.pid!, ctl.child.pid!]);
+  const threadSamples: ThreadSample[] = [];
+  const takeThreads = () => {
+    const t = readThreadSample(gen.pid!);
+    if (t) threadSamples.push(t);
+  };
+  const threadTimer = setInterval(takeThreads, THREAD_SAMPLE_MS);
   const exitCode = await new Promise<number | null>((res) => gen.once('exit', (code) => res(code)));
   s.stop();
+  clearInterval(threadTimer);
   closeSync(log);
   const [genSamples, ctlSamples] = s.samples as [ProcSample[], ProcSample[]];
   // The main thread prints first; the long-lived isolates after it are the fleet workers.
@@ -270,8 +283,10 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   const ctlCpuS = cpuSecondsAt(ctlSamples, at(w.toMs)) - cpuSecondsAt(ctlSamples, at(w.fromMs));
   const rss = rssInWindow(genSamples, at(w.fromMs), at(w.toMs));
   const lag = lagInWindow(summary.series!.intervals, w);
+  const threads = windowThreads(threadSamples, gen.pid!, inWindow(summary.series!.intervals, w), startMs);
   return {
     ...result,
+    ...(threads ? { threads } : {}),
     figures: sizeFigures(devices, w, cpuS, requests),
     ...(cpuS > 0 ? { kernelShare: systemS / cpuS } : {}),
     ...(lag ? { lag } : {}),
@@ -301,7 +316,18 @@ function printSize(r: SizeResult): void {
       `longest stall ${r.lag ? `${f1(r.lag.longestStall.ms)} ms (worker ${r.lag.longestStall.worker}, second ending at ${f1(r.lag.longestStall.atS, 0)} s)` : '—'}; RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
       `controller ${f1(r.controllerCpuPerRequestUs, 0)} µs CPU per request`,
   );
+  printThreads(r);
   printGc(r);
+}
+
+function printThreads(r: SizeResult): void {
+  const t = r.threads;
+  if (!t) return;
+  console.log(
+    `    threads over the window's ${t.seconds} s: median second, the workers waited for a core up to ${t.medianWorkerWaitMs.toFixed(0)} ms and background threads (V8's GC and compiler, libuv, Node) ran ${t.medianBackgroundRunMs.toFixed(0)} ms`,
+  );
+  console.log(`    worst stall's ${describeSecond(t.worstStall)}`);
+  if (t.longestWait !== t.worstStall) console.log(`    longest wait's ${describeSecond(t.longestWait)}`);
 }
 
 function printGc(r: SizeResult): void {
