@@ -146,6 +146,7 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
       expect(r.out().match(/interrupted: stopping devices/g)).toHaveLength(1);
       const s = JSON.parse(readFileSync(r.summary, 'utf8')) as RunSummary;
       expect(s.machine.allocator).toBe('jemalloc');
+      expect(s.machine.v8PoolSize).toBe(4);
       expect(s.devices.onboarded).toBe(3);
       expect(s.durationMs).toBeLessThan(60_000);
       expect(alive(child)).toBe(false);
@@ -213,7 +214,8 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
     const summary = join(dir, 'system.json');
     const file = join(dir, 'short.yaml');
     writeFileSync(file, SCENARIO.replace('duration: 10m', 'duration: 2s'));
-    const r = spawnSync(process.execPath, [cli, 'run', file, '--quiet', '--workers', '1', '--metrics-linger', '0', '--state-dir', join(dir, 'state-system'), '--summary-json', summary], {
+    // A Node flag given by the user reaches the run and its summary.
+    const r = spawnSync(process.execPath, ['--v8-pool-size=2', cli, 'run', file, '--quiet', '--workers', '1', '--metrics-linger', '0', '--state-dir', join(dir, 'state-system'), '--summary-json', summary], {
       env: { ...userEnv, EVESIM_ALLOCATOR: 'system' },
       encoding: 'utf8',
       timeout: 90_000,
@@ -221,7 +223,8 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
     expect(r.status, r.stdout + r.stderr).toBe(0);
     const s = JSON.parse(readFileSync(summary, 'utf8')) as RunSummary;
     expect(s.machine.allocator).toBe('system');
-    expect(r.stdout).toMatch(/node v\d+\.\d+\.\d+, system malloc/);
+    expect(s.machine.v8PoolSize).toBe(2);
+    expect(r.stdout).toMatch(/node v\d+\.\d+\.\d+, system malloc, V8 pool of 2 threads/);
   }, 120_000);
 });
 

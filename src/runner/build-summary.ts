@@ -3,6 +3,7 @@
 // error, devices, undelivered messages, findings and the generator's own health.
 
 import { processAllocator } from '../memory/process-allocator.js';
+import { processV8PoolSize } from './v8-pool-size.js';
 import os from 'node:os';
 import type { FleetAggregate } from './aggregate.js';
 import type { DrainSummary, ExpectedRejection, GeneratorHealth, MeasuredRun } from './summary-json.js';
@@ -54,7 +55,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     target: i.target,
     startedAt: new Date(i.startedAtMs).toISOString(),
     durationMs: Math.round(i.durationMs),
-    machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, allocator: processAllocator() },
+    machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, allocator: processAllocator(), v8PoolSize: processV8PoolSize() },
     devices: {
       total: i.totalDevices,
       onboarded: agg.onboardedEver(),

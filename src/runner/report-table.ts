@@ -13,6 +13,7 @@ import { findingKindLines } from './finding-report.js';
 import { judgeGenerator } from './generator-verdict.js';
 import { judgeSaturation } from './saturation-verdict.js';
 import type { SaturatedParty } from './saturation-types.js';
+import { machineText } from './machine-text.js';
 
 export { BUSY_LIMIT, CPU_LIMIT_PERCENT, judgeGenerator, LAG_LIMIT_MS, type GeneratorVerdict } from './generator-verdict.js';
 
@@ -20,7 +21,7 @@ export function renderReport(s: RunSummary): string {
   const out: string[] = [];
   out.push(`evesim: ${s.scenario} (${s.scenarioFile}), seed ${s.seed}, target ${s.target}`);
   out.push(
-    `started ${s.startedAt}, ran ${(s.durationMs / 1000).toFixed(1)} s on ${s.machine.cpus} × ${s.machine.cpuModel}, node ${s.machine.node}${s.machine.allocator ? `, ${s.machine.allocator} malloc` : ''}`,
+    `started ${s.startedAt}, ran ${(s.durationMs / 1000).toFixed(1)} s on ${machineText(s.machine)}`,
   );
   out.push('');
   out.push(...endpointTable(s));

@@ -108,8 +108,12 @@ export interface RunSummary {
   startedAt: string;
   /** Measured run time, ms. */
   durationMs: number;
-  /** allocator: the malloc the generator ran on (absent in summaries written before it was recorded). */
-  machine: { cpus: number; cpuModel: string; node: string; allocator?: ProcessAllocator };
+  /**
+   * allocator: the malloc the generator ran on; v8PoolSize: the threads of V8's platform pool
+   * (v8-pool-size.ts; 0: Node chose from the core count). Both absent in summaries written before
+   * they were recorded.
+   */
+  machine: { cpus: number; cpuModel: string; node: string; allocator?: ProcessAllocator; v8PoolSize?: number };
   devices: {
     total: number;
     /** Devices that reached 'onboarded' at least once during the run. */

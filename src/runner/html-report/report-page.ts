@@ -15,6 +15,7 @@ import { renderGeneric } from './generic-section.js';
 import { devicesSection, findingsSection, generatorSection } from './run-facts.js';
 import { endpointsTable, thresholdsTable } from './summary-tables.js';
 import { PAGE_STYLE } from './page-style.js';
+import { machineText } from '../machine-text.js';
 
 export interface HtmlReportOptions {
   /** Named in the footer: which evesim wrote the report. */
@@ -84,7 +85,7 @@ function header(s: RunSummary): string {
     ['duration', `${(s.durationMs / 1000).toFixed(1)} s`],
     ['devices', `${s.devices.total} (${s.devices.onboarded} onboarded)`],
     ['requests', `${s.overall.count} (${s.overall.errors} errors)`],
-    ['machine', `${s.machine.cpus} × ${s.machine.cpuModel}, node ${s.machine.node}${s.machine.allocator ? `, ${s.machine.allocator} malloc` : ''}`],
+    ['machine', machineText(s.machine)],
   ];
   return `<header class="${pass ? 'pass' : 'fail'}">
 <div class="verdict" id="verdict">${verdictWord(s)}</div>
