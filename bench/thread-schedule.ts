@@ -2,9 +2,9 @@
 // gives each thread's time on a core and its time runnable but waiting in the kernel's run queue
 // (ns). Sampled a few times a second through a run, it tells a worker stall that is the worker's
 // own work from one where the worker was ready but other threads held both cores: at 32,000
-// devices on two cores, the seconds with 60-90 ms stalls were the seconds in which V8's background
-// threads (concurrent GC marking for every isolate of the process) ran 400-500 ms and kept each
-// worker waiting 400 ms (bench/README.md, "Where a stall's time went").
+// devices on two cores, most seconds with a stall of 40-90 ms were seconds in which V8's background
+// threads (concurrent GC marking for every isolate of the process) ran 320-470 ms and the workers
+// waited 190-430 ms for a core (bench/README.md, "Where a stall's time went").
 
 import { readdirSync, readFileSync } from 'node:fs';
 
