@@ -63,11 +63,10 @@ if (allocatorPlan.action === 'fail') throw new Error(allocatorPlan.message);
 const generatorEnv: NodeJS.ProcessEnv = allocatorPlan.action === 'reexec' ? allocatorPlan.env : process.env;
 const allocatorNote = allocatorPlan.action === 'reexec' ? `jemalloc preloaded (${allocatorPlan.library})` : /jemalloc/.test(process.env.LD_PRELOAD ?? '') ? `LD_PRELOAD=${process.env.LD_PRELOAD}` : "the system's malloc";
 
-const flag = (name: string): boolean => hasArg(name);
-const findMax = flag('find-max');
+const findMax = hasArg('find-max');
 // --trace-gc: the generator runs under `node --trace-gc`; its log is read back for each worker
 // thread's GC (gc-trace.ts), over the second half of the worker's life (the steady state).
-const traceGc = flag('trace-gc');
+const traceGc = hasArg('trace-gc');
 const sizes = stringArg('sizes', findMax ? '5000' : '2000,5000,10000')
   .split(',')
   .map((s) => {
@@ -79,7 +78,8 @@ const scenarioFile = resolve(stringArg('scenario', join(root, 'scenarios', 'stea
 // 7 minutes: steady-state.yaml changes timer.metric.interval at 7 m, which would change the load
 // inside the window; the run drops that action with a warning.
 const durationMs = parseDuration(stringArg('duration', '7m'));
-const arrivalOverArg = hasArg('arrival-over') ? parseDuration(stringArg('arrival-over', '')) : undefined;
+const arrivalOverText = optionalStringArg('arrival-over');
+const arrivalOverArg = arrivalOverText === undefined ? undefined : parseDuration(arrivalOverText);
 const settleMs = parseDuration(stringArg('settle', '1m'));
 const minWindowMs = parseDuration(stringArg('min-window', '2m'));
 const sampleEveryMs = parseDuration(stringArg('sample-every', '2s'));
@@ -98,10 +98,11 @@ const baselineNodeOptions = optionalStringArg('baseline-node-options');
 // (alone: this checkout again, so the pair shows what the tick does; 0 for exact times).
 const tick = optionalStringArg('tick');
 const baselineTick = optionalStringArg('baseline-tick');
-const baselineRepo = hasArg('baseline-repo') ? resolve(stringArg('baseline-repo', '')) : baselineNodeOptions !== undefined || baselineTick !== undefined ? root : undefined;
+const baselineRepoArg = optionalStringArg('baseline-repo');
+const baselineRepo = baselineRepoArg !== undefined ? resolve(baselineRepoArg) : baselineNodeOptions !== undefined || baselineTick !== undefined ? root : undefined;
 const baselineCli = baselineRepo ? join(baselineRepo, 'bin', 'evesim.js') : undefined;
 if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineRepo}: no bin/evesim.js there`);
-if (baselineRepo && hasArg('find-max')) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
+if (baselineRepo && findMax) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
 const dir = resolve(stringArg('dir', mkdtempSync(join(os.tmpdir(), 'evesim-capacity-'))));
 mkdirSync(dir, { recursive: true });
 if (!(factor > 1)) throw new Error(`--factor must be above 1, got ${factor}`);

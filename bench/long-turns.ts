@@ -11,7 +11,7 @@
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { hasArg, positiveIntArg, stringArg } from './bench-args.js';
+import { optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import { frameLabel, type ProfileNode } from './cpu-profile-summary.js';
 
@@ -117,7 +117,8 @@ function main(): void {
   }
   const minMs = parseDuration(stringArg('min', '80ms'));
   const fromMs = parseDuration(stringArg('from', '0s'));
-  const toMs = hasArg('to') ? parseDuration(stringArg('to', '')) : Infinity;
+  const toText = optionalStringArg('to');
+  const toMs = toText === undefined ? Infinity : parseDuration(toText);
   const top = positiveIntArg('top', 25);
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   if (!Array.isArray(p.samples) || !Array.isArray(p.timeDeltas)) {

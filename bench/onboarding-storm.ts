@@ -25,7 +25,7 @@ import { runScenario } from '../src/runner/run-scenario.js';
 import { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { hasArg, positiveIntArg, stringArg } from './bench-args.js';
+import { hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { startStormController, stormTarget } from './storm-controller.js';
 import { preparedFleetState } from './precreated-identities.js';
@@ -51,7 +51,8 @@ const devices = positiveIntArg('devices', 4000);
 const overMs = parseDuration(stringArg('over', '2s'));
 const workers = positiveIntArg('workers', os.availableParallelism());
 const sink = !hasArg('verified');
-const tickMs = hasArg('tick') ? parseDuration(stringArg('tick', '0')) : 0;
+const tickText = optionalStringArg('tick');
+const tickMs = tickText === undefined ? 0 : parseDuration(tickText);
 const keep = hasArg('keep');
 const root = mkdtempSync(join(os.tmpdir(), 'evesim-onboarding-storm-'));
 

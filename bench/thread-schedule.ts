@@ -7,6 +7,7 @@
 // waited 190-430 ms for a core (bench/README.md, "Where a stall's time went").
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { quantile } from './fleet-capacity-figures.js';
 
 /** One reading of every thread of a process: thread id → [ns on a core, ns waiting for one]. */
 export interface ThreadSample {
@@ -88,13 +89,6 @@ export function threadsInInterval(samples: readonly ThreadSample[], roles: Retur
   };
 }
 
-/** Median of the values (the lower middle of an even count). */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new Error('median of no values');
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
-}
-
 /** One second of the window: its end (s from the run's start), the longest worker stall, and what the threads did. */
 export interface SecondThreads extends IntervalThreads {
   atS: number;
@@ -138,8 +132,8 @@ export function windowThreads(
   const worst = (key: (s: SecondThreads) => number) => seconds.reduce((a, s) => (key(s) > key(a) ? s : a));
   return {
     seconds: seconds.length,
-    medianWorkerWaitMs: median(seconds.map(maxWait)),
-    medianBackgroundRunMs: median(seconds.map((s) => s.backgroundRunMs)),
+    medianWorkerWaitMs: quantile(seconds.map(maxWait), 0.5),
+    medianBackgroundRunMs: quantile(seconds.map((s) => s.backgroundRunMs), 0.5),
     worstStall: worst((s) => s.stallMs),
     longestWait: worst(maxWait),
   };

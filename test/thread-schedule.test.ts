@@ -2,7 +2,8 @@
 // interpolation between readings, which threads are the event loops, and a window's seconds.
 
 import { describe, expect, it } from 'vitest';
-import { counterAt, describeSecond, eventLoopThreads, median, readThreadSample, threadsInInterval, windowThreads, type ThreadSample } from '../bench/thread-schedule.js';
+import { quantile } from '../bench/fleet-capacity-figures.js';
+import { counterAt, describeSecond, eventLoopThreads, readThreadSample, threadsInInterval, windowThreads, type ThreadSample } from '../bench/thread-schedule.js';
 
 const ms = 1e6;
 /** pid 10 (main), workers 11 and 12, background 13; readings every 500 ms from t = 1000. */
@@ -53,9 +54,9 @@ describe('thread schedule', () => {
     expect(windowThreads(samples, 10, intervals, 9000)).toBeUndefined();
   });
 
-  it('takes the lower middle as the median of an even count', () => {
-    expect(median([4, 1, 3, 2])).toBe(2);
-    expect(() => median([])).toThrow('median of no values');
+  it("takes the lower middle as the median of an even count (fleet-capacity-figures' nearest-rank quantile)", () => {
+    expect(quantile([4, 1, 3, 2], 0.5)).toBe(2);
+    expect(() => quantile([], 0.5)).toThrow('quantile of no values');
   });
 
   it.skipIf(process.platform !== 'linux')('reads the threads of a live process, and nothing once it is gone', () => {
