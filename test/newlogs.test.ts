@@ -146,6 +146,12 @@ describe('strict reading as Adam does', () => {
       tags: { k: 'v' },
       msgid: 3,
     });
+    // The timestamp's keys too, and a null inside it or in the tags.
+    expect(parseNewlogLine('{"TimeStamp":{"Seconds":5,"NANOS":7},"tags":{"a":null}}', 1)).toEqual({ timestamp: { seconds: 5, nanos: 7 }, tags: { a: '' } });
+    expect(parseNewlogLine('{"timestamp":{"seconds":null,"nanos":9}}', 1)).toEqual({ timestamp: { nanos: 9 } });
+    expect(() => parseNewlogLine('{"timestamp":{"Nanos":"7"}}', 3)).toThrowError(/line 3: field timestamp\.nanos must be an integer, got "7"/);
+    expect(() => parseNewlogLine('{"tags":{"k":1}}', 2)).toThrowError(/line 2: field tags\.k must be a string/);
+    expect(() => parseNewlogLine('{"timestamp":[1]}', 2)).toThrowError(/line 2: field timestamp must be an object/);
   });
 
   test('device files need a LogBundle JSON Comment', () => {
