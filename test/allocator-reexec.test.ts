@@ -147,6 +147,7 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
       const s = JSON.parse(readFileSync(r.summary, 'utf8')) as RunSummary;
       expect(s.machine.allocator).toBe('jemalloc');
       expect(s.machine.v8PoolSize).toBe(4);
+      expect(s.machine.heapGrowingPercent).toBe(50);
       expect(s.devices.onboarded).toBe(3);
       expect(s.durationMs).toBeLessThan(60_000);
       expect(alive(child)).toBe(false);
@@ -214,9 +215,9 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
     const summary = join(dir, 'system.json');
     const file = join(dir, 'short.yaml');
     writeFileSync(file, SCENARIO.replace('duration: 10m', 'duration: 2s'));
-    // A Node flag given by the user reaches the run and its summary.
+    // A Node flag given by the user reaches the run and its summary, and so does the workers' heap growth.
     const r = spawnSync(process.execPath, ['--v8-pool-size=2', cli, 'run', file, '--quiet', '--workers', '1', '--metrics-linger', '0', '--state-dir', join(dir, 'state-system'), '--summary-json', summary], {
-      env: { ...userEnv, EVESIM_ALLOCATOR: 'system' },
+      env: { ...userEnv, EVESIM_ALLOCATOR: 'system', EVESIM_HEAP_GROWING_PERCENT: '0' },
       encoding: 'utf8',
       timeout: 90_000,
     });
@@ -224,7 +225,8 @@ describe.skipIf(!haveJemalloc)('evesim run re-executed under jemalloc', () => {
     const s = JSON.parse(readFileSync(summary, 'utf8')) as RunSummary;
     expect(s.machine.allocator).toBe('system');
     expect(s.machine.v8PoolSize).toBe(2);
-    expect(r.stdout).toMatch(/node v\d+\.\d+\.\d+, system malloc, V8 pool of 2 threads/);
+    expect(s.machine.heapGrowingPercent).toBe(0);
+    expect(r.stdout).toMatch(/node v\d+\.\d+\.\d+, system malloc, V8 pool of 2 threads, worker heaps grow as V8 chooses/);
   }, 120_000);
 });
 

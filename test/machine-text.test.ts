@@ -12,6 +12,13 @@ describe('machineText', () => {
     expect(machineText({ ...m, v8PoolSize: 0 })).toBe('2 × AMD EPYC, node v20.20.2, V8 pool sized by Node');
   });
 
+  it("names the workers' heap growth: a percentage, or V8's own", () => {
+    expect(machineText({ ...m, allocator: 'jemalloc', v8PoolSize: 4, heapGrowingPercent: 50 })).toBe(
+      '2 × AMD EPYC, node v20.20.2, jemalloc malloc, V8 pool of 4 threads, worker heaps grow 50 %',
+    );
+    expect(machineText({ ...m, heapGrowingPercent: 0 })).toBe('2 × AMD EPYC, node v20.20.2, worker heaps grow as V8 chooses');
+  });
+
   it('leaves out what a summary written before they were recorded lacks', () => {
     expect(machineText(m)).toBe('2 × AMD EPYC, node v20.20.2');
   });

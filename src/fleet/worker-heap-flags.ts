@@ -10,16 +10,47 @@
 // latency, and it was the worst second of the fleet-capacity runs that set the largest fleet. The
 // pages it gave back were taken again by the next GCs (committed 265 → 201 → 233 MiB), so a worker
 // gives up little memory without it.
+//
+// V8 also sizes the next old-generation limit from how fast the isolate promotes against how fast
+// it marks. At steady state a fleet worker promotes slowly (a few hundred KB/s), so V8 keeps its
+// heap tight, about 1.1 × the live heap, and marks the whole live heap (150 MB at 16,000 devices)
+// every 15–25 s; with two workers on two cores that marking (V8's helper threads) took the cores
+// from the workers' event loops in the worst seconds of the fleet-capacity runs. A fixed growth of
+// 50 % marks a few times less often at the same live heap (bench/README.md, "The old generation's
+// growth").
 
 import v8 from 'node:v8';
 
+/** How much a worker's old generation may grow past its live heap before the next mark-compact, in percent. */
+export const DEFAULT_WORKER_HEAP_GROWING_PERCENT = 50;
+/** The environment variable that overrides it (0: V8 chooses, as it does without evesim). */
+export const HEAP_GROWING_PERCENT_ENV = 'EVESIM_HEAP_GROWING_PERCENT';
+
+/** The growth a run's workers get: the default, or the environment's whole number of percent (0 to 1000). */
+export function workerHeapGrowingPercent(raw: string | undefined = process.env[HEAP_GROWING_PERCENT_ENV]): number {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_WORKER_HEAP_GROWING_PERCENT;
+  const text = raw.trim();
+  if (!/^\d+$/.test(text) || Number(text) > 1000) {
+    throw new RangeError(`${HEAP_GROWING_PERCENT_ENV}=${raw}: expected a whole number of percent from 0 (V8 chooses) to 1000`);
+  }
+  return Number(text);
+}
+
+/** The V8 flags `setWorkerHeapFlags` sets for a growth of `growingPercent`. */
+export function workerHeapFlags(growingPercent: number): string[] {
+  // Always set, 0 included: the flag is process-wide, and an earlier run in this process may have set another value.
+  return ['--no-memory-reducer', `--heap-growing-percent=${growingPercent}`];
+}
+
 /**
- * Turns V8's memory reducer off for every isolate made from now on (the flag is read when a heap
- * is set up). Process-wide: call it before the worker threads start. The main thread's own heap,
- * made at start, keeps its reducer. Node warns that flags set after start may do nothing; on Node
- * 20 a traced worker made after this call ran no "(reduce)" collection (bench/README.md), and if a
- * later Node ignored it, the workers would merely have their reducer again.
+ * Sets the workers' heap flags. Process-wide: call it before the worker threads start. The memory
+ * reducer is read when a heap is set up, so the main thread's own heap, made at start, keeps its
+ * reducer; the growth is read at every mark-compact, so it applies to every isolate of the process
+ * from then on. Node warns that flags set after start may do nothing; on Node 20 a traced worker
+ * made after this call ran no "(reduce)" collection, and a worker's mark-compacts followed the set
+ * growth (test/worker-heap-flags.test.ts); if a later Node ignored them, the workers would merely
+ * have V8's own behaviour again.
  */
-export function disableMemoryReducerForNewHeaps(): void {
-  v8.setFlagsFromString('--no-memory-reducer');
+export function setWorkerHeapFlags(growingPercent: number): void {
+  for (const flag of workerHeapFlags(growingPercent)) v8.setFlagsFromString(flag);
 }

@@ -22,6 +22,8 @@ export interface SummaryInputs {
   startedAtMs: number;
   durationMs: number;
   totalDevices: number;
+  /** The workers' old-generation growth the run set (fleet/worker-heap-flags.ts); absent: not recorded. */
+  heapGrowingPercent?: number;
   aggregate: FleetAggregate;
   undelivered: Record<string, number>;
   generator: GeneratorHealth;
@@ -55,7 +57,7 @@ export function buildMeasuredRun(i: SummaryInputs): MeasuredRun {
     target: i.target,
     startedAt: new Date(i.startedAtMs).toISOString(),
     durationMs: Math.round(i.durationMs),
-    machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, allocator: processAllocator(), v8PoolSize: processV8PoolSize() },
+    machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, allocator: processAllocator(), v8PoolSize: processV8PoolSize(), ...(i.heapGrowingPercent !== undefined ? { heapGrowingPercent: i.heapGrowingPercent } : {}) },
     devices: {
       total: i.totalDevices,
       onboarded: agg.onboardedEver(),

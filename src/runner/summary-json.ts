@@ -110,10 +110,11 @@ export interface RunSummary {
   durationMs: number;
   /**
    * allocator: the malloc the generator ran on; v8PoolSize: the threads of V8's platform pool
-   * (v8-pool-size.ts; 0: Node chose from the core count). Both absent in summaries written before
-   * they were recorded.
+   * (v8-pool-size.ts; 0: Node chose from the core count); heapGrowingPercent: how far the workers'
+   * old generations grew past their live heap between mark-compacts (fleet/worker-heap-flags.ts;
+   * 0: V8 chose). Absent in summaries written before they were recorded.
    */
-  machine: { cpus: number; cpuModel: string; node: string; allocator?: ProcessAllocator; v8PoolSize?: number };
+  machine: { cpus: number; cpuModel: string; node: string; allocator?: ProcessAllocator; v8PoolSize?: number; heapGrowingPercent?: number };
   devices: {
     total: number;
     /** Devices that reached 'onboarded' at least once during the run. */

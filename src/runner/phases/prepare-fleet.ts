@@ -4,6 +4,7 @@
 // the fleet id (creating the fleet CA once, before workers race to open the directory).
 // checkRunInputs alone is what --dry-run does: nothing is written.
 
+import { workerHeapGrowingPercent } from '../../fleet/worker-heap-flags.js';
 import { processAllocator } from '../../memory/process-allocator.js';
 import { allocatorAdvice } from '../allocator-advice.js';
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
@@ -128,6 +129,12 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
   const busiest = Math.max(0, ...plan.workers.map((w) => w.count));
   const memoryBad = workerMemoryProblem(busiest, plan.workers.length);
   if (memoryBad) throw new InputError(`${opts.devices !== undefined ? '--devices' : scenario.file}: ${memoryBad}`);
+  let heapGrowingPercent: number;
+  try {
+    heapGrowingPercent = workerHeapGrowingPercent();
+  } catch (e) {
+    throw new InputError((e as Error).message);
+  }
   const advice = allocatorAdvice(processAllocator(), process.platform, plan.shardDevices, process.env.EVESIM_ALLOCATOR);
   if (advice) err(`evesim: ${advice}\n`);
   resolveShardThresholdBases(scenario, shard);
@@ -143,6 +150,7 @@ export function checkRunInputs(opts: RunScenarioOptions, out: Print, err: Print)
     now,
     workers,
     workerFile,
+    heapGrowingPercent,
     stateDir,
     ...(external ? { external } : {}),
   };

@@ -32,6 +32,8 @@ export interface RunContext {
   /** Worker threads asked for (the shards may be fewer). */
   readonly workers: number;
   readonly workerFile: string;
+  /** The workers' old-generation growth between mark-compacts, percent (fleet/worker-heap-flags.ts; 0: V8 chooses). */
+  readonly heapGrowingPercent: number;
   readonly stateDir: string;
   /** The real controller with its files read and checked; absent with the embedded controller. */
   readonly external?: TargetInfo;

@@ -4,7 +4,7 @@
 // map to the embedded controller (groups as the capabilities amend them) and tells the
 // capabilities. The workers then wait for 'go' (run-timeline.ts).
 
-import { disableMemoryReducerForNewHeaps } from '../../fleet/worker-heap-flags.js';
+import { setWorkerHeapFlags } from '../../fleet/worker-heap-flags.js';
 import { workerHeapLimitMb } from '../../fleet/worker-memory-budget.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -71,8 +71,9 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
  */
 function launchShards(ctx: RunContext, servers: Servers, shards: readonly ShardSpec[]): Workers & { allReady: Promise<ReadyMessage[]> } {
   const { opts, scenario, cleanups, aggregate, totalDevices: total } = ctx;
-  // No compacting pause of a few hundred ms in each worker after onboarding (worker-heap-flags.ts).
-  disableMemoryReducerForNewHeaps();
+  // No compacting pause of a few hundred ms in each worker after onboarding, and fewer
+  // mark-compacts at steady state (worker-heap-flags.ts).
+  setWorkerHeapFlags(ctx.heapGrowingPercent);
   const pool = new Piscina({
     filename: ctx.workerFile,
     minThreads: shards.length,

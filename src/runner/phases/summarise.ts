@@ -36,6 +36,7 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
     startedAtMs: startAtMs,
     durationMs: wallMs,
     totalDevices: ctx.totalDevices,
+    heapGrowingPercent: ctx.heapGrowingPercent,
     devicesByApi: devicesByApi(shardGroups(scenario.groups, ctx.plan)),
     aggregate: ctx.aggregate,
     // A shard of several: the merge (evesim merge) puts the shards together again.
