@@ -32,3 +32,19 @@ export function positiveIntArg(name: string, fallback: number, argv: readonly st
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} needs a positive integer, got ${raw}`);
   return v;
 }
+
+/**
+ * Environment assignments given as `NAME=value[,NAME=value…]` (a before/after pair of this checkout
+ * with another environment, say); an empty object when the option is absent.
+ */
+export function envAssignmentsArg(name: string, argv: readonly string[] = process.argv): Record<string, string> {
+  const raw = optionalStringArg(name, argv);
+  const out: Record<string, string> = {};
+  if (raw === undefined) return out;
+  for (const part of raw.split(',')) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(part);
+    if (!m) throw new Error(`--${name}: "${part}" is not NAME=value`);
+    out[m[1]!] = m[2]!;
+  }
+  return out;
+}

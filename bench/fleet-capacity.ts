@@ -5,6 +5,7 @@
 //   node dist/bench/fleet-capacity.js --find-max [--sizes 10000] [--lag-limit 100ms]
 //   node dist/bench/fleet-capacity.js --sizes 10000 --baseline-repo ../evesim-before   (before/after, same run)
 //   node dist/bench/fleet-capacity.js --sizes 5000,5000 --baseline-node-options="--max-semi-space-size=64"
+//   node dist/bench/fleet-capacity.js --sizes 32000 --baseline-env EVESIM_HEAP_GROWING_PERCENT=0   (V8's own heap growth first)
 //   node dist/bench/fleet-capacity.js --sizes 13000 --workers 1 --trace-gc   (GC per worker thread, gc-trace.ts)
 //
 // The controller is `evesim controller --sink` in a child process (its own state directory and
@@ -27,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { planAllocator } from '../src/cli/allocator-plan.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
+import { envAssignmentsArg, hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import {
   cpuSecondsAt,
@@ -94,12 +95,16 @@ const verifySample = stringArg('verify-sample', '1%');
 // against the same controller: a before/after comparison measured in the same run.
 // --baseline-node-options alone: this checkout again with other Node/V8 options (a GC setting, say).
 const baselineNodeOptions = optionalStringArg('baseline-node-options');
+// --baseline-env NAME=value[,NAME=value]: this checkout again (unless --baseline-repo) with those
+// environment variables set for the baseline's generator (EVESIM_HEAP_GROWING_PERCENT=0, say).
+const baselineEnv = envAssignmentsArg('baseline-env');
+const baselineEnvText = Object.entries(baselineEnv).map(([k, v]) => `${k}=${v}`).join(' ');
 // --tick D: this checkout's generator runs with `--tick D`; --baseline-tick D: the baseline's does
 // (alone: this checkout again, so the pair shows what the tick does; 0 for exact times).
 const tick = optionalStringArg('tick');
 const baselineTick = optionalStringArg('baseline-tick');
 const baselineRepoArg = optionalStringArg('baseline-repo');
-const baselineRepo = baselineRepoArg !== undefined ? resolve(baselineRepoArg) : baselineNodeOptions !== undefined || baselineTick !== undefined ? root : undefined;
+const baselineRepo = baselineRepoArg !== undefined ? resolve(baselineRepoArg) : baselineNodeOptions !== undefined || baselineTick !== undefined || baselineEnvText !== '' ? root : undefined;
 const baselineCli = baselineRepo ? join(baselineRepo, 'bin', 'evesim.js') : undefined;
 if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineRepo}: no bin/evesim.js there`);
 if (baselineRepo && findMax) throw new Error('--baseline-repo compares given --sizes; it does not go with --find-max');
@@ -250,8 +255,14 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   ];
   const log = openSync(join(dir, `run-${tag}.log`), 'w');
   const tickNote = ticked.length > 0 ? `, ${ticked.join(' ')}` : '';
-  console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''}${tickNote})` : tickNote}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
-  const env = baseline && baselineNodeOptions !== undefined ? { ...generatorEnv, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : generatorEnv;
+  console.log(`\n${devices} devices${baseline ? ` with the baseline generator (${baselineRepo}${baselineNodeOptions !== undefined ? `, NODE_OPTIONS ${baselineNodeOptions}` : ''}${baselineEnvText !== '' ? `, ${baselineEnvText}` : ''}${tickNote})` : tickNote}: arriving over ${(arrivalOverMs / 1000).toFixed(0)} s, ${(durationMs / 1000).toFixed(0)} s run (log: ${join(dir, `run-${tag}.log`)})`);
+  const env = !baseline
+    ? generatorEnv
+    : {
+        ...generatorEnv,
+        ...baselineEnv,
+        ...(baselineNodeOptions !== undefined ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${baselineNodeOptions}`.trim() } : {}),
+      };
   const gen = spawn(process.execPath, traceGc ? ['--trace-gc', ...args] : args, { stdio: ['ignore', log, log], env });
   children.add(gen);
   gen.once('exit', () => children.delete(gen));

@@ -2,7 +2,7 @@
 // an option written either way is never taken for absent.
 
 import { describe, expect, it } from 'vitest';
-import { hasArg, optionalStringArg, positiveIntArg, stringArg } from '../bench/bench-args.js';
+import { envAssignmentsArg, hasArg, optionalStringArg, positiveIntArg, stringArg } from '../bench/bench-args.js';
 
 const argv = ['node', 'bench.js', '--sizes', '2000,5000', '--baseline-node-options=--max-semi-space-size=64', '--trace-gc', '--workers=3'];
 
@@ -29,5 +29,12 @@ describe('bench options', () => {
   it('names the option whose value is missing or wrong', () => {
     expect(() => optionalStringArg('tick', ['node', 'b.js', '--tick'])).toThrow('--tick needs a value');
     expect(() => positiveIntArg('workers', 1, ['node', 'b.js', '--workers=0'])).toThrow('--workers needs a positive integer, got 0');
+  });
+
+  it('reads environment assignments, a value keeping its own "=", and names a part that is not one', () => {
+    expect(envAssignmentsArg('baseline-env', ['node', 'b.js', '--baseline-env=EVESIM_HEAP_GROWING_PERCENT=0'])).toEqual({ EVESIM_HEAP_GROWING_PERCENT: '0' });
+    expect(envAssignmentsArg('baseline-env', ['node', 'b.js', '--baseline-env', 'A=1,B_2=x=y,C='])).toEqual({ A: '1', B_2: 'x=y', C: '' });
+    expect(envAssignmentsArg('baseline-env', ['node', 'b.js'])).toEqual({});
+    expect(() => envAssignmentsArg('baseline-env', ['node', 'b.js', '--baseline-env', 'A=1,2B=3'])).toThrow('--baseline-env: "2B=3" is not NAME=value');
   });
 });
