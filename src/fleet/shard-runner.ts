@@ -122,6 +122,8 @@ export class ShardRunner {
   private stopped = false;
   /** The planned duration is over: no more arrivals, devices deliver what they have queued. */
   private draining = false;
+  /** Starts the devices due before the end that a late wake-up has not reached yet (set by scheduleArrivals). */
+  private startOverdueArrivals: () => void = () => {};
   private stopRun: (() => void) | undefined;
   /** endRunPhase() was called; only the run phase's wait is cut short by it, not the drain's. */
   private runPhaseEnded = false;
@@ -326,6 +328,8 @@ export class ShardRunner {
 
     this.inRunPhase = true;
     if (!this.runPhaseEnded) await this.sleepUntil(endAt);
+    // A stall can let the end's timer fire before the wake-up of a device that was due before it.
+    if (!this.stopped) this.startOverdueArrivals();
     this.inRunPhase = false;
     this.lpsFleet.freezeGauges(this.devices, this.clock.now());
     // The run's last interval ends here, so no delta mixes the run with the drain: a delta counts
@@ -563,6 +567,15 @@ export class ShardRunner {
       if (next < n && due(next) && !this.stopped) this.scheduler.at(startAtMs + offsets[next]!, arrive);
     };
     if (n > 0 && due(0)) this.scheduler.at(startAtMs + offsets[0]!, arrive);
+    // At the run phase's end: every device due before the end and already due by now starts, late
+    // (an early end, endRunPhase, leaves the ones not yet due unstarted).
+    this.startOverdueArrivals = () => {
+      const now = this.clock.now();
+      while (next < n && due(next) && startAtMs + offsets[next]! <= now) {
+        this.startDevice(next, transport, startAtMs + offsets[next]!);
+        next++;
+      }
+    };
   }
 
   private startDevice(local: number, transport: Transport, dueAt: Millis): void {
