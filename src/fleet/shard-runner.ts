@@ -554,28 +554,24 @@ export class ShardRunner {
     // process) gets to them before the end's own timer has fired.
     const due = (local: number): boolean => offsets[local]! < this.task.scenario.durationMs;
     let next = 0;
-    const arrive = (dueAt: Millis): void => {
-      let batch = 0;
-      if (this.draining) return; // the run is over: devices not yet arrived never start
-      while (next < n && due(next) && startAtMs + offsets[next]! <= dueAt && batch < ARRIVAL_BATCH) {
+    /** Starts, in order, up to `limit` devices due before the end and due by `dueAt`. */
+    const startDueBy = (dueAt: Millis, limit: number): void => {
+      for (let started = 0; next < n && due(next) && startAtMs + offsets[next]! <= dueAt && started < limit; started++) {
         // Due at its own arrival time: a device started by a later (or late) wake-up counts that as latency.
         this.startDevice(next, transport, startAtMs + offsets[next]!);
         next++;
-        batch++;
       }
+    };
+    const arrive = (dueAt: Millis): void => {
+      if (this.draining) return; // the run is over: devices not yet arrived never start
+      startDueBy(dueAt, ARRIVAL_BATCH);
       // The rest are picked up by the next wake-up, due at the next arrival time (already past in a storm).
       if (next < n && due(next) && !this.stopped) this.scheduler.at(startAtMs + offsets[next]!, arrive);
     };
     if (n > 0 && due(0)) this.scheduler.at(startAtMs + offsets[0]!, arrive);
     // At the run phase's end: every device due before the end and already due by now starts, late
     // (an early end, endRunPhase, leaves the ones not yet due unstarted).
-    this.startOverdueArrivals = () => {
-      const now = this.clock.now();
-      while (next < n && due(next) && startAtMs + offsets[next]! <= now) {
-        this.startDevice(next, transport, startAtMs + offsets[next]!);
-        next++;
-      }
-    };
+    this.startOverdueArrivals = () => startDueBy(this.clock.now(), Infinity);
   }
 
   private startDevice(local: number, transport: Transport, dueAt: Millis): void {

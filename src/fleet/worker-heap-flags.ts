@@ -28,8 +28,8 @@ export const HEAP_GROWING_PERCENT_ENV = 'EVESIM_HEAP_GROWING_PERCENT';
 
 /** The growth a run's workers get: the default, or the environment's whole number of percent (0 to 1000). */
 export function workerHeapGrowingPercent(raw: string | undefined = process.env[HEAP_GROWING_PERCENT_ENV]): number {
-  if (raw === undefined || raw.trim() === '') return DEFAULT_WORKER_HEAP_GROWING_PERCENT;
-  const text = raw.trim();
+  const text = raw?.trim() ?? '';
+  if (text === '') return DEFAULT_WORKER_HEAP_GROWING_PERCENT;
   if (!/^\d+$/.test(text) || Number(text) > 1000) {
     throw new RangeError(`${HEAP_GROWING_PERCENT_ENV}=${raw}: expected a whole number of percent from 0 (V8 chooses) to 1000`);
   }
