@@ -7,8 +7,10 @@
 //   node dist/bench/fleet-capacity.js --sizes 5000,5000 --baseline-node-options="--max-semi-space-size=64"
 //   node dist/bench/fleet-capacity.js --sizes 32000 --baseline-env EVESIM_HEAP_GROWING_PERCENT=0   (V8's own heap growth first)
 //   node dist/bench/fleet-capacity.js --sizes 13000 --workers 1 --trace-gc   (GC per worker thread, gc-trace.ts)
+//   node dist/bench/fleet-capacity.js --sizes 10000 --controller verified   (the verifying controller's CPU per request at the fleet's mix)
 //
-// The controller is `evesim controller --sink` in a child process (its own state directory and
+// The controller is `evesim controller --sink` in a child process (or, with `--controller verified`,
+// `evesim controller`, which verifies every request and signs every answer; its own state directory and
 // free ports, so it neither shares the generator's CPU figures nor a port with another controller);
 // each fleet size is one `evesim run --controller … --controller-admin …` in another child process,
 // so the scenario's groups and apps reach the controller as in an embedded run. In a before/after
@@ -91,6 +93,12 @@ const factor = Number(stringArg('factor', '1.5'));
 const maxDevices = positiveIntArg('max-devices', 200_000);
 const workers = hasArg('workers') ? positiveIntArg('workers', 1) : undefined;
 const verifySample = stringArg('verify-sample', '1%');
+// --controller sink (the default: precomputed signed answers, a sample of signatures verified) or
+// verified (every signature verified, every answer built and signed: the controller's own cost per
+// request at the fleet's mix of requests, the figure issue 11's controller goal is stated in).
+const controllerMode = stringArg('controller', 'sink');
+if (controllerMode !== 'sink' && controllerMode !== 'verified') throw new Error(`--controller must be sink or verified, got "${controllerMode}"`);
+const controllerText = controllerMode === 'sink' ? `evesim controller --sink (verifies ${verifySample})` : 'evesim controller (verifies every request, signs every answer)';
 // Another checkout of evesim (built) whose generator runs each size too, just before this one's,
 // against the same controller: a before/after comparison measured in the same run.
 // --baseline-node-options alone: this checkout again with other Node/V8 options (a GC setting, say).
@@ -209,14 +217,15 @@ interface Controller {
 
 async function startController(): Promise<Controller> {
   const [port, v1Port, adminPort] = await freePorts(3);
-  const args = [cli, 'controller', '--sink', '--verify-sample', verifySample, '--port', String(port), '--v1-port', String(v1Port), '--admin-port', String(adminPort), '--state-dir', join(dir, 'controller')];
+  const mode = controllerMode === 'sink' ? ['--sink', '--verify-sample', verifySample] : [];
+  const args = [cli, 'controller', ...mode, '--port', String(port), '--v1-port', String(v1Port), '--admin-port', String(adminPort), '--state-dir', join(dir, 'controller')];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const deadline = Date.now() + 60_000;
-  const need = [/listening on (https:\/\/\S+)/, /admin API on (http:\/\/\S+)/, /root CA for devices: (\S+)/, /--onboard-cert (\S+) --onboard-key (\S+)/, /SINK MODE/];
+  const need = [/listening on (https:\/\/\S+)/, /admin API on (http:\/\/\S+)/, /root CA for devices: (\S+)/, /--onboard-cert (\S+) --onboard-key (\S+)/, ...(controllerMode === 'sink' ? [/SINK MODE/] : [])];
   while (!need.every((re) => re.test(out))) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`evesim controller did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -368,11 +377,11 @@ function printTable(results: SizeResult[]): void {
       ? '—'
       : `${(rssGrowthPerDevice({ devices: ok[i - 1]!.devices, rssBytes: ok[i - 1]!.rssMeanBytes! }, { devices: r.devices, rssBytes: r.rssMeanBytes }) / 1024).toFixed(1)} KiB`,
   );
-  row('controller (sink) CPU per request', (r) => `${f1(r.controllerCpuPerRequestUs, 0)} µs`);
+  row(`controller (${controllerMode}) CPU per request`, (r) => `${f1(r.controllerCpuPerRequestUs, 0)} µs`);
 }
 
 console.log(`machine: ${machineDescription()}; generator allocator: ${allocatorNote}`);
-console.log(`scenario ${scenarioFile}; controller: evesim controller --sink (verifies ${verifySample}) in its own process; state and logs in ${dir}`);
+console.log(`scenario ${scenarioFile}; controller: ${controllerText} in its own process; state and logs in ${dir}`);
 let ctl = await startController();
 /**
  * A fresh controller process (same state directory: same PKI, same registered devices) for the
@@ -433,7 +442,7 @@ try {
     }
   }
   printTable(results);
-  writeFileSync(join(dir, 'fleet-capacity.json'), JSON.stringify({ machine: machineDescription(), scenarioFile, durationMs, settleMs, results, ...(baselineRepo ? { baselineRepo, baselines } : {}) }, null, 2));
+  writeFileSync(join(dir, 'fleet-capacity.json'), JSON.stringify({ machine: machineDescription(), scenarioFile, controller: controllerText, durationMs, settleMs, results, ...(baselineRepo ? { baselineRepo, baselines } : {}) }, null, 2));
   console.log(`\nfigures as JSON: ${join(dir, 'fleet-capacity.json')}`);
 } finally {
   ctl.child.kill('SIGTERM');
