@@ -1,12 +1,15 @@
 // The controller's registry survives a restart on the same state directory (registry-store.ts):
 // a device registered, named and given a config change before the restart is still known after it
 // (same UUID, repeat /register is 200 not 201, config by UUID authenticates, its token still opens
-// /config, its counters continue), and a controller without persistence forgets it.
+// /config, its counters continue), and a controller without persistence forgets it. An attestation
+// nonce is not written: NONCE costs no database write, and a quote that crosses a restart gets
+// NONCE_MISMATCH while the device's token stays good.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { attest } from '../src/gen/eve-types.js';
 import { loadOrCreateControllerPki, type ControllerPki } from '../src/identity/controller-pki.js';
 import { createDeviceIdentity, type DeviceIdentityMaterial } from '../src/identity/device-identity.js';
 import { createFleetCa } from '../src/identity/fleet-ca.js';
@@ -31,9 +34,9 @@ function registerBody(d: DeviceIdentityMaterial): Uint8Array {
 }
 const signed = (d: DeviceIdentityMaterial, payload: Uint8Array) => sealRequest(payload, { key: d.deviceKey, certDerHash: d.deviceCertHash });
 
-function start(pki: ControllerPki, persist: boolean): ControllerCore {
-  const options = resolveControllerOptions({ stateDir: dir, onboardingCaPems: [ca.certPem], persistRegistry: persist });
-  return new ControllerCore(options, pki, undefined, persist ? RegistryStore.open(dir) : undefined);
+function start(pki: ControllerPki, persist: boolean, stateDir = dir): ControllerCore {
+  const options = resolveControllerOptions({ stateDir, onboardingCaPems: [ca.certPem], persistRegistry: persist });
+  return new ControllerCore(options, pki, undefined, persist ? RegistryStore.open(stateDir) : undefined);
 }
 
 describe('controller registry across restarts', () => {
@@ -77,5 +80,45 @@ describe('controller registry across restarts', () => {
     const forgetful = start(pki, false);
     expect(forgetful.registry.find(dev.serial)).toBeUndefined();
     expect(forgetful.handle('POST', `${P}/id/${uuid}/config`, configBody).status).toBe(400);
+  });
+
+  it('writes no attestation nonce: NONCE costs no write, and a quote across a restart gets NONCE_MISMATCH', async () => {
+    const stateDir = join(dir, 'nonce');
+    const pki = loadOrCreateControllerPki(join(stateDir, 'pki'), { rootKeyType: 'ec' });
+    const d = createDeviceIdentity(ca, 'registry-store-nonce', 0, NOW).identity;
+    const Req = attest.ZAttestReqType;
+    const Code = attest.ZAttestResponseCode;
+    let core = start(pki, true, stateDir);
+    core.registry.setFleet({ groups: [testGroup('edge', 1)], devices: [{ serial: d.serial, group: 'edge' }] });
+    expect(core.handle('POST', `${P}/register`, registerBody(d)).status).toBe(201);
+    const uuid = Msg.UuidResponse.decode(openUnverified(core.handle('POST', `${P}/uuid`, signed(d, Msg.UuidRequest.encode({}))).body!).payload).uuid!;
+    const attestReq = (c: ControllerCore, req: attest.ZAttestReq) => {
+      const reply = c.handle('POST', `${P}/id/${uuid}/attest`, signed(d, Msg.ZAttestReq.encode(req)));
+      expect(reply.status).toBe(201);
+      return Msg.ZAttestResponse.decode(openUnverified(reply.body!).payload);
+    };
+    const writes = vi.spyOn(core.store!, 'attestChanged');
+    attestReq(core, { reqType: Req.ATTEST_REQ_NONCE });
+    expect(writes).not.toHaveBeenCalled();
+    // An empty quote is "TPM disabled": SUCCESS and a token, which is written.
+    const ok = attestReq(core, { reqType: Req.ATTEST_REQ_QUOTE, quote: {} }).quoteResp!;
+    expect(ok.response).toBe(Code.Z_ATTEST_RESPONSE_CODE_SUCCESS);
+    expect(writes).toHaveBeenCalledTimes(1);
+    const token = ok.integrity_token!;
+    // A new cycle's nonce is outstanding when the controller stops.
+    attestReq(core, { reqType: Req.ATTEST_REQ_NONCE });
+    expect(core.registry.byDeviceUuid(uuid)!.attest!.nonce).toBeDefined();
+    expect(writes).toHaveBeenCalledTimes(1);
+    await core.store!.close();
+
+    core = start(pki, true, stateDir);
+    expect(core.registry.byDeviceUuid(uuid)!.attest!.nonce).toBeUndefined();
+    const configBody = signed(d, Msg.ConfigRequest.encode({ configHash: '', integrity_token: token }));
+    expect(core.handle('POST', `${P}/id/${uuid}/config`, configBody).status).toBe(200);
+    expect(attestReq(core, { reqType: Req.ATTEST_REQ_QUOTE, quote: {} }).quoteResp!.response).toBe(Code.Z_ATTEST_RESPONSE_CODE_NONCE_MISMATCH);
+    // The device asks again, as EVE does after a mismatch, and attests.
+    attestReq(core, { reqType: Req.ATTEST_REQ_NONCE });
+    expect(attestReq(core, { reqType: Req.ATTEST_REQ_QUOTE, quote: {} }).quoteResp!.response).toBe(Code.Z_ATTEST_RESPONSE_CODE_SUCCESS);
+    await core.store!.close();
   });
 });

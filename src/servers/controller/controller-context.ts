@@ -46,6 +46,11 @@ export interface RequestState {
   authenticated?: DeviceRecord;
   /** Log lines carried by an accepted request (newlogs lines, LogEntry items). */
   logLines: number;
+  /**
+   * Set by an attest request that changed what the registry saves of the device's attestation
+   * (certificates, a quote's outcome and token, escrowed keys); not by NONCE, whose nonce is not saved.
+   */
+  attestChanged?: boolean;
 }
 
 export interface Reply {

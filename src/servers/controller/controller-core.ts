@@ -132,7 +132,7 @@ export class ControllerCore implements ControllerContext {
       dev.apiMask |= 2;
       if (this.store) {
         this.store.touched(dev);
-        if (key === 'attest') this.store.attestChanged(dev);
+        if (req.attestChanged) this.store.attestChanged(dev);
       }
     }
   }

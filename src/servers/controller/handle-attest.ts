@@ -71,6 +71,8 @@ export function handleAttest(ctx: ControllerContext, req: RequestState): Reply {
     default:
       throw unprocessable(`reqType ${areq.reqType ?? 0} is not an attestation request type`);
   }
+  // A nonce lives for one round trip and is not saved (persisted-device.ts): NONCE writes nothing.
+  if (areq.reqType !== Req.ATTEST_REQ_NONCE) req.attestChanged = true;
   return { status: 201, body: ctx.sealer.seal(Msg.ZAttestResponse.encode(resp)), contentType: PROTO_MIME };
 }
 

@@ -10,7 +10,8 @@
 // crash (SIGKILL, power loss) what can be lost: the puts of the last event-loop turns, not yet
 // committed (the 201 of a registration goes out before its commit: a device registered in those
 // milliseconds registers again if it had no UUID yet, and stays refused if it had, as EVE would),
-// and the counters since the last flush (up to 10 s of them). What was committed is kept.
+// and the counters since the last flush (up to 10 s of them). What was committed is kept. An
+// attestation nonce is never written (persisted-device.ts), so NONCE requests cost no write.
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -106,7 +106,7 @@ export class V1Core {
       const store = this.core.store;
       if (store) {
         store.touched(dev);
-        if (route.endpoint === 'attest') store.attestChanged(dev);
+        if (req.attestChanged) store.attestChanged(dev);
       }
     }
     if (req.logLines > 0) {
