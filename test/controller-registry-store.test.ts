@@ -116,7 +116,7 @@ describe('controller registry across restarts', () => {
     const configBody = signed(d, Msg.ConfigRequest.encode({ configHash: '', integrity_token: token }));
     expect(core.handle('POST', `${P}/id/${uuid}/config`, configBody).status).toBe(200);
     expect(attestReq(core, { reqType: Req.ATTEST_REQ_QUOTE, quote: {} }).quoteResp!.response).toBe(Code.Z_ATTEST_RESPONSE_CODE_NONCE_MISMATCH);
-    // The device asks again, as EVE does after a mismatch, and attests.
+    // The device asks for a new nonce (EVE does so after its 15 s restart wait) and attests.
     attestReq(core, { reqType: Req.ATTEST_REQ_NONCE });
     expect(attestReq(core, { reqType: Req.ATTEST_REQ_QUOTE, quote: {} }).quoteResp!.response).toBe(Code.Z_ATTEST_RESPONSE_CODE_SUCCESS);
     await core.store!.close();

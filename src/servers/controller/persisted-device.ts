@@ -51,8 +51,8 @@ export function restoreDevice(s: SavedDevice, group: GroupState): DeviceRecord {
  * Attestation state as saved; the parsed certificate check (`checked`) is redone on demand. The
  * outstanding nonce is not saved: it lives for one round trip (NONCE, then the quote), so saving it
  * would cost a database write per nonce (40–70 µs of the controller's CPU in controller-throughput)
- * for the rare quote that crosses a restart, which gets NONCE_MISMATCH and asks again, as EVE does
- * after any mismatch. Older registries may hold one; it is ignored.
+ * for the rare quote that crosses a restart: it gets NONCE_MISMATCH, and the device asks for a new
+ * nonce after EVE's restart wait (15 s). Older registries may hold one; it is ignored.
  */
 export interface SavedAttest {
   nonce?: Uint8Array;
