@@ -52,10 +52,9 @@ export function restoreDevice(s: SavedDevice, group: GroupState): DeviceRecord {
  * outstanding nonce is not saved: it lives for one round trip (NONCE, then the quote), so saving it
  * would cost a database write per nonce (40–70 µs of the controller's CPU in controller-throughput)
  * for the rare quote that crosses a restart: it gets NONCE_MISMATCH, and the device asks for a new
- * nonce after EVE's restart wait (15 s). Older registries may hold one; it is ignored.
+ * nonce after EVE's restart wait (15 s). A `nonce` key in an older registry's record is not read.
  */
 export interface SavedAttest {
-  nonce?: Uint8Array;
   integrityToken?: Uint8Array;
   certs?: [number, Omit<StoredDeviceCert, 'checked'>][];
   storageKeys?: attest.AttestVolumeKey[];
