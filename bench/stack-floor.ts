@@ -26,6 +26,7 @@ import { Pool } from 'undici';
 import { makeLoopbackTls } from '../src/transport/loopback-tls.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+import { median } from './median.js';
 
 const LAYERS = ['tcp', 'tls', 'http', 'https'] as const;
 type Layer = (typeof LAYERS)[number];
@@ -164,11 +165,6 @@ async function measure(e: Endpoint, body: Buffer, total: number, concurrency: nu
   return { server: (su + ss) / total, serverSystem: ss / total, client: (c.user + c.system) / total, clientSystem: c.system / total };
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 const us = (x: number): string => `${x.toFixed(1)} µs`.padStart(9);
 
 function concurrencies(): number[] {

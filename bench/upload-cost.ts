@@ -27,6 +27,7 @@ import type { RequestObserver, RequestOutcome } from '../src/transport/request-o
 import { TimedTransport } from '../src/transport/timed-transport.js';
 import type { metrics } from '../src/gen/eve-types.js';
 import { machineDescription } from './machine.js';
+import { median } from './median.js';
 import { hasArg } from './bench-args.js';
 
 const CONTENT_TYPE = 'application/x-proto-binary';
@@ -168,11 +169,6 @@ function microBench(n: number, fn: (i: number) => unknown): number {
   return (cpu.user + cpu.system) / n;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 const fmt = (x: number): string => x.toFixed(1).padStart(7);
 
 async function main(): Promise<void> {
