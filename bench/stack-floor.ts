@@ -170,7 +170,7 @@ const us = (x: number): string => `${x.toFixed(1)} µs`.padStart(9);
 function concurrencies(): number[] {
   const text = stringArg('concurrency', '1,32');
   const list = text.split(',').map((s) => Number(s.trim()));
-  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) {
+  if (list.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) {
     throw new Error(`stack-floor: --concurrency ${text}: expected a comma-separated list of whole numbers from 1 to 1000`);
   }
   return list;
