@@ -6,7 +6,7 @@
 // process), which a busy machine disturbs far less than wall-clock figures.
 //
 //   npm run build && node --expose-gc dist/bench/device-cpu.js [--devices 2000] [--minutes 10] [--scenario FILE]
-//       [--profile FILE.cpuprofile] [--heap-snapshot FILE.heapsnapshot]
+//       [--profile FILE.cpuprofile] [--heap-snapshot FILE.heapsnapshot] [--config-change-at MIN [--config-item KEY=VALUE]]
 //
 // It prints, for the steady-state window (every device onboarded, from the 5th simulated minute
 // on): device CPU per device-minute and per request, requests per device-minute by endpoint, and
@@ -15,6 +15,13 @@
 // the device logic costs. The controller core's own time is measured around each call and taken
 // out. The network side (undici, TLS, loopback) is the upload-cost bench's figure. With
 // --expose-gc it also prints the devices' live heap per device at the end (controller core included).
+//
+// --config-change-at MIN sets a config item for every group at that simulated minute, as a
+// scenario's timeline does through the admin API (default timer.metric.interval=120, what
+// steady-state.yaml does at 7 minutes), and prints what the minute after it cost beyond an average
+// minute of the window before it, per device: the device side and the controller core apart. Every
+// device fetches, verifies and applies the new config and publishes its device info in that minute,
+// so it is the heaviest minute of such a run after onboarding.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -33,6 +40,7 @@ import type { Millis, Transport, TransportRequest, TransportResponse } from '../
 import { TimedTransport } from '../src/transport/timed-transport.js';
 import { signRequestPayload } from '../src/protocol/envelope.js';
 import { positiveIntArg, stringArg } from './bench-args.js';
+import { applyConfigPatch, parseConfigPatch } from '../src/servers/controller/config-overlay.js';
 import { machineDescription } from './machine.js';
 import { SimTime } from './sim-time.js';
 
@@ -42,6 +50,13 @@ const scenarioFile = resolve(stringArg('scenario', 'scenarios/steady-state.yaml'
 const profileFile = stringArg('profile', '');
 const WINDOW_FROM_MIN = 5;
 if (minutes <= WINDOW_FROM_MIN) throw new Error(`--minutes must be more than ${WINDOW_FROM_MIN} (the steady-state window starts there)`);
+const changeAt = positiveIntArg('config-change-at', 0);
+if (changeAt !== 0 && (changeAt <= WINDOW_FROM_MIN || changeAt >= minutes)) {
+  throw new Error(`--config-change-at ${changeAt}: expected a minute after ${WINDOW_FROM_MIN} (the window's start, so a steady minute comes before it) and before --minutes ${minutes}`);
+}
+const configItem = stringArg('config-item', 'timer.metric.interval=120');
+const itemSplit = configItem.indexOf('=');
+if (itemSplit <= 0) throw new Error(`--config-item ${configItem}: expected KEY=VALUE`);
 
 const time = new SimTime();
 const t0: Millis = time.t;
@@ -66,6 +81,8 @@ const core = new ControllerCore(
 
 /** The controller core behind a Transport, its own CPU measured per call and taken out of the figure. */
 let controllerNs = 0n;
+/** Config answers with a body (the device's hash was stale) and the controller core's time on them. */
+const configBodies = { count: 0, ns: 0n };
 const byEndpoint = new Map<string, number>();
 let counting = false;
 const signedPayloadSizes: number[] = [];
@@ -73,7 +90,12 @@ const inProcess: Transport = {
   request(req: TransportRequest): Promise<TransportResponse> {
     const c0 = process.hrtime.bigint();
     const r = core.handle(req.method, req.path, req.body ?? new Uint8Array(0), time.now());
-    controllerNs += process.hrtime.bigint() - c0;
+    const ns = process.hrtime.bigint() - c0;
+    controllerNs += ns;
+    if (req.endpoint === 'config' && r.status === 200) {
+      configBodies.count++;
+      configBodies.ns += ns;
+    }
     if (counting) {
       byEndpoint.set(req.endpoint, (byEndpoint.get(req.endpoint) ?? 0) + 1);
       if (req.method === 'POST' && req.body && signedPayloadSizes.length < 5000) signedPayloadSizes.push(req.body.length);
@@ -131,6 +153,7 @@ if (session && allocFile) {
 counting = true;
 controllerNs = 0n;
 const cpu0 = process.cpuUsage();
+const change = changeAt === 0 ? undefined : await measureConfigChange(changeAt);
 await time.runUntil(t0 + minutes * 60_000);
 const cpu = process.cpuUsage(cpu0);
 counting = false;
@@ -148,6 +171,29 @@ if (session && allocFile) {
 session?.disconnect();
 for (const d of fleet) d.stop();
 rmSync(dir, { recursive: true, force: true });
+
+/** Runs to the change, makes it, runs one minute more: the device and controller-core CPU of a steady minute and of that one. */
+async function measureConfigChange(at: number) {
+  const slice = async (until: Millis) => {
+    const c0 = process.cpuUsage();
+    const ctl0 = controllerNs;
+    const req0 = new Map(byEndpoint);
+    const bodies0 = { ...configBodies };
+    await time.runUntil(until);
+    const c = process.cpuUsage(c0);
+    const controllerUs = Number((controllerNs - ctl0) / 1000n);
+    const requests = new Map([...byEndpoint].map(([k, v]) => [k, v - (req0.get(k) ?? 0)]));
+    const configBodyCount = configBodies.count - bodies0.count;
+    const configBodyUs = Number((configBodies.ns - bodies0.ns) / 1000n);
+    return { deviceUs: c.user + c.system - controllerUs, controllerUs, requests, configBodyCount, configBodyUs };
+  };
+  const steady = await slice(t0 + at * 60_000);
+  const steadyMinutes = at - WINDOW_FROM_MIN;
+  const items = { [configItem.slice(0, itemSplit)]: configItem.slice(itemSplit + 1) };
+  for (const g of core.registry.allGroups()) applyConfigPatch(g.overlay, parseConfigPatch({ configItems: items }, g.appNames));
+  const after = await slice(t0 + (at + 1) * 60_000);
+  return { at, steadyMinutes, steady, after };
+}
 
 // Baseline in the same run: one ECDSA P-256 signature per request, over payloads of the sizes sent.
 const key = identities[0]!.deviceKey;
@@ -171,6 +217,26 @@ console.log(`requests per device-minute: ${(requests / devices / windowMin).toFi
 console.log(`controller core (taken out): ${(Number(controllerNs / 1000n) / requests).toFixed(1)} µs per request`);
 console.log(`device CPU: ${perDeviceMinMs.toFixed(3)} ms per device-minute, ${perReqUs.toFixed(1)} µs per request`);
 console.log(`baseline, same run: one ECDSA P-256 sign ${signUs.toFixed(1)} µs; the device costs ${(perReqUs / signUs).toFixed(2)} signatures per request, ${(perReqUs - signUs).toFixed(1)} µs beyond the signature`);
+if (change) {
+  const { steady, after, steadyMinutes } = change;
+  const perDevice = (us: number) => (us / devices).toFixed(1);
+  const extraReqs = [...after.requests]
+    .map(([k, v]) => [k, v - (steady.requests.get(k) ?? 0) / steadyMinutes] as const)
+    .filter(([, v]) => Math.abs(v) >= devices * 0.01)
+    .map(([k, v]) => `${k} ${(v / devices).toFixed(2)}`)
+    .join(', ');
+  console.log(`config change (${configItem}, every group) at minute ${change.at}; the minute after it, per device:`);
+  console.log(`  requests beyond a steady minute: ${extraReqs || 'none'}`);
+  console.log(
+    `  the controller core: ${(after.configBodyCount / devices).toFixed(2)} config answers with a body, ` +
+      `${(after.configBodyUs / Math.max(1, after.configBodyCount)).toFixed(1)} µs each (built, encoded, hashed and signed; the sink's 1 % verify sample included)`,
+  );
+  console.log(
+    `  CPU beyond a steady minute (minutes ${WINDOW_FROM_MIN}-${change.at}: ${perDevice(steady.deviceUs / steadyMinutes)} µs device, ${perDevice(steady.controllerUs / steadyMinutes)} µs controller core): ` +
+      `device ${perDevice(after.deviceUs - steady.deviceUs / steadyMinutes)} µs, controller core ${perDevice(after.controllerUs - steady.controllerUs / steadyMinutes)} µs ` +
+      `(differences of whole minutes: the log and flow-log ticks that fall in each minute move them by about 100 µs from run to run)`,
+  );
+}
 if (gcNow) console.log(`live heap + ArrayBuffers per device at the end (forced GC): ${((liveAfter - liveBefore) / devices / 1024).toFixed(1)} KiB`);
 else console.log('run with node --expose-gc for live memory per device');
 if (profileFile) console.log(`profile of the window: ${profileFile}`);
