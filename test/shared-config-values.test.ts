@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { config } from '../src/gen/eve-types.js';
 import { SharedValueTable, sharedRecord } from '../src/device/config/shared-config-values.js';
+import { sharedConfigItems } from '../src/device/config/parsed-config-items.js';
+import { parseConfigItems } from '../src/device/core/eve-timers.js';
 import { onboard, rig } from './device-harness.js';
 
 describe('shared config values (one copy per worker thread)', () => {
@@ -31,6 +33,35 @@ describe('shared config values (one copy per worker thread)', () => {
     expect(() => {
       (x as { a: string }).a = 'other';
     }).toThrow(TypeError);
+  });
+
+  it('config items are parsed once per distinct list: what parseConfigItems gives, shared, and never mixed up', () => {
+    const items = [
+      { key: 'timer.config.interval', value: '90' },
+      { key: 'timer.metric.interval', value: 'often' },
+      { key: 'not.a.known.key', value: 'x' },
+    ];
+    const first = sharedConfigItems(items);
+    const parsed = parseConfigItems(items);
+    expect(first.timers).toEqual(parsed.timers);
+    expect(first.status).toEqual(parsed.status);
+    expect(first.status.configItems['timer.metric.interval']!.error).toMatch(/bad value often/);
+    // The same list decoded again (new objects): the same shared result.
+    expect(sharedConfigItems(structuredClone(items))).toBe(first);
+    expect(Object.isFrozen(first.timers)).toBe(true);
+    // Lists that would read the same if keys and values were only run together are kept apart.
+    const a = sharedConfigItems([{ key: 'timer.config.interval', value: '120' }]);
+    const b = sharedConfigItems([{ key: 'timer.config.interval1', value: '20' }]);
+    expect(a).not.toBe(b);
+    expect(a.timers.configIntervalS).toBe(120);
+    expect(b.status.unknownConfigItems['timer.config.interval1']).toBeDefined();
+    // Order matters as it does to EVE (a later item of the same key wins), and an empty list is the defaults.
+    const twice = sharedConfigItems([
+      { key: 'timer.config.interval', value: '70' },
+      { key: 'timer.config.interval', value: '80' },
+    ]);
+    expect(twice.timers.configIntervalS).toBe(80);
+    expect(sharedConfigItems([]).timers).toEqual(parseConfigItems([]).timers);
   });
 
   it('two devices sent the same configuration hold the same timers, item status and profile list', async () => {

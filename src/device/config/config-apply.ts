@@ -8,7 +8,7 @@ import { info, type config } from '../../gen/eve-types.js';
 import type { DeviceOptions } from '../device-options.js';
 import { AppInstance, effectiveActivation, type AppConfigView, type AppHost } from './app-instance.js';
 import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
-import { DEFAULT_DEVICE_TIMERS, parseConfigItems, type ConfigItemStatusReport, type DeviceTimers } from '../core/eve-timers.js';
+import { DEFAULT_DEVICE_TIMERS, type ConfigItemStatusReport, type DeviceTimers } from '../core/eve-timers.js';
 import {
   buildContentTreeInfo,
   buildDeletedInfo,
@@ -22,6 +22,7 @@ import {
 import type { InfoQueueKind } from '../telemetry/info-queue.js';
 import type { Millis } from '../ports.js';
 import { sharedRecord, sharedString } from './shared-config-values.js';
+import { sharedConfigItems } from './parsed-config-items.js';
 import { SmallMap } from '../../memory/small-map.js';
 
 const S = info.ZSwState;
@@ -126,10 +127,10 @@ export class DeviceConfigState implements AppHost {
   /** Applies a new configuration (its hash differed from the last one accepted). */
   apply(cfg: config.EdgeDevConfig, now: Millis): void {
     const host = this.host;
-    const parsed = parseConfigItems(cfg.configItems ?? []);
+    const items = sharedConfigItems(cfg.configItems ?? []);
     const previousTimers = this.timers;
-    this.timers = sharedRecord('timers', parsed.timers);
-    this.configItemStatus = sharedRecord('config-item-status', parsed.status);
+    this.timers = items.timers;
+    this.configItemStatus = items.status;
     host.onTimersChanged(previousTimers, this.timers, now);
 
     // The device's own name is its own; the rest is the same for a whole project.
