@@ -105,6 +105,47 @@ describe('shared config values (one copy per worker thread)', () => {
     expect(a!.timers.configIntervalS).toBe(90);
   });
 
+  it('a config that changes only an item replaces no app view or network instance state the device holds', async () => {
+    const NI = '6f1d2c3b-0000-4000-8000-0000000000a1';
+    const cfg = (interval: string): config.EdgeDevConfig => ({
+      configItems: [{ key: 'timer.metric.interval', value: interval }],
+      networkInstances: [{ uuidandversion: { uuid: NI, version: '1' }, displayname: 'local', activate: true }],
+      apps: [
+        {
+          uuidandversion: { uuid: 'a1f3c9d2-6e4b-4a8f-9c0d-2e7f1b3a5c61', version: '1' },
+          displayname: 'gateway',
+          activate: true,
+          profile_list: ['field'],
+          interfaces: [{ networkId: NI }],
+        },
+      ],
+    });
+    const r = rig({ seed: 5 });
+    r.controller.config = cfg('60');
+    await onboard(r);
+    const state = r.device.configState;
+    const app = [...state.apps.values()][0]!;
+    const view = app.config;
+    const ni = state.networkInstances.get(NI);
+    expect(ni).toBeDefined();
+
+    r.device.applyConfig(cfg('120'), r.time.now());
+    expect(state.timers.metricIntervalS).toBe(120);
+    expect([...state.apps.values()][0]).toBe(app);
+    expect(app.config).toBe(view);
+    expect(state.networkInstances.get(NI)).toBe(ni);
+
+    // A change to the app does replace its view, and one to the network instance its state.
+    const changed = cfg('120');
+    changed.apps![0]!.restart = { counter: 1 };
+    changed.networkInstances![0]!.disable_flowlog = true;
+    r.device.applyConfig(changed, r.time.now());
+    expect(app.config).not.toBe(view);
+    expect(app.config.restartCounter).toBe(1);
+    expect(state.networkInstances.get(NI)).not.toBe(ni);
+    expect(state.flowlogDisabled(NI)).toBe(true);
+  });
+
   it("an app's volume and network references read the same through reapplies, missing ones included", async () => {
     const VOL = '6f1d2c3b-0000-4000-8000-000000000001';
     const NI = '6f1d2c3b-0000-4000-8000-0000000000a1';

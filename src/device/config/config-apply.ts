@@ -134,7 +134,8 @@ export class DeviceConfigState implements AppHost {
     host.onTimersChanged(previousTimers, this.timers, now);
 
     // The device's own name is its own; the rest is the same for a whole project.
-    this.deviceName = cfg.device_name ?? '';
+    const deviceName = cfg.device_name ?? '';
+    if (deviceName !== this.deviceName) this.deviceName = deviceName;
     this.enterpriseName = sharedString(cfg.enterprise_name ?? '');
     this.enterpriseId = sharedString(cfg.enterprise_id ?? '');
     this.projectName = sharedString(cfg.project_name ?? '');
@@ -230,7 +231,8 @@ export class DeviceConfigState implements AppHost {
       if (existing) view.uuid = existing.config.uuid;
       if (existing) {
         const renamed = existing.config.displayName !== view.displayName || existing.config.version !== view.version;
-        existing.update(view, this.wantRunning(view), now);
+        // An app the new config does not change keeps the view it holds (see sameAppView).
+        existing.update(sameAppView(existing.config, view) ? existing.config : view, this.wantRunning(view), now);
         if (renamed) this.host.onAppStateChange(existing, existing.state, now);
       } else {
         this.apps.set(view.uuid, new AppInstance(this, view, this.wantRunning(view), now));
@@ -272,7 +274,10 @@ export class DeviceConfigState implements AppHost {
       if (!prev || prev.version !== next.version || prev.displayName !== next.displayName || prev.activated !== next.activated || prev.instType !== next.instType) {
         this.networkInstances.set(uuid, next);
         this.publishNetworkInstance(uuid, now);
-      } else this.networkInstances.set(uuid, next);
+      } else if (prev.disableFlowlog !== next.disableFlowlog || prev.bridgeNum !== next.bridgeNum) {
+        this.networkInstances.set(uuid, next);
+      }
+      // Unchanged: the state it holds stays (a config change elsewhere replaces nothing here).
     });
     this.removeMissing(this.networkInstances, nis, 'network-instance', now);
 
@@ -441,6 +446,33 @@ function appView(a: config.AppInstanceConfig, volumes: ReadonlyMap<string, unkno
     volumeRefs: (a.volumeRefList ?? []).map((v) => keyText(volumes, v.uuid ?? '')),
     networks: (a.interfaces ?? []).map((i) => keyText(networkInstances, i.networkId ?? '')),
   };
+}
+
+/**
+ * Whether a new view says what the held one says. Then the device keeps the one it holds: a
+ * fleet-wide change of one config item makes every device apply a whole new config within a minute,
+ * and replacing every unchanged app's view and network instance state (about 0.5 KiB a device,
+ * long-lived, so in the old generation) turned it all into old-generation garbage at once, in the
+ * minute the workers' mark-compacts already came four times as often.
+ */
+function sameAppView(held: AppConfigView, next: AppConfigView): boolean {
+  return (
+    held.uuid === next.uuid &&
+    held.version === next.version &&
+    held.displayName === next.displayName &&
+    held.activate === next.activate &&
+    held.profiles === next.profiles && // shared records: equal lists are one object
+    held.restartCounter === next.restartCounter &&
+    held.purgeCounter === next.purgeCounter &&
+    sameStrings(held.volumeRefs, next.volumeRefs) &&
+    sameStrings(held.networks, next.networks)
+  );
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The key of `map` equal to `text` (the string object it holds), or `text` itself. A device has a handful of keys. */
