@@ -133,7 +133,8 @@ export class DeviceConfigState implements AppHost {
     this.configItemStatus = items.status;
     host.onTimersChanged(previousTimers, this.timers, now);
 
-    // The device's own name is its own; the rest is the same for a whole project.
+    // The device's own name is its own; the rest is the same for a whole project. An equal name
+    // keeps the string already held, so an item-only change leaves no old copy behind (sameAppView).
     const deviceName = cfg.device_name ?? '';
     if (deviceName !== this.deviceName) this.deviceName = deviceName;
     this.enterpriseName = sharedString(cfg.enterprise_name ?? '');
