@@ -66,6 +66,9 @@ export class RegistryStore {
   private flushing: DeviceRecord[] = [];
   private readonly timer: NodeJS.Timeout;
   private closed = false;
+  /** The fleet changes last written, until their put is committed (a turn or more later): a change
+   *  that read the history back from the database before then would drop the one before it. */
+  private fleetHistory: FleetChange[] | undefined;
 
   private constructor(
     private readonly db: RootDatabase,
@@ -95,7 +98,7 @@ export class RegistryStore {
       devices: range<SavedDevice>(DEVICE).map(([, v]) => v),
       attest: new Map(range<SavedAttest>(ATTEST)),
       activity: new Map(range<SavedActivity>(ACTIVITY)),
-      fleet: (this.db.get(FLEET) as FleetChange[] | undefined) ?? [],
+      fleet: [...this.savedFleet()],
       groupOverlays: new Map(range<SavedOverlay>(GROUP_OVERLAY)),
       deviceOverlays: new Map(range<SavedOverlay>(DEVICE_OVERLAY)),
     };
@@ -118,9 +121,17 @@ export class RegistryStore {
 
   fleetChanged(change: FleetChange, groups: readonly GroupState[]): void {
     if (this.closed) return;
-    const history = change.op === 'set' ? [change] : [...((this.db.get(FLEET) as FleetChange[] | undefined) ?? []), change];
-    void this.db.put(FLEET, history);
+    const history = change.op === 'set' ? [change] : [...this.savedFleet(), change];
+    this.fleetHistory = history;
+    // Once committed the database has it, and the (possibly large) array need not stay in memory.
+    void this.db.put(FLEET, history).then(() => {
+      if (this.fleetHistory === history) this.fleetHistory = undefined;
+    });
     for (const g of groups) this.groupOverlayChanged(g.name, g.overlay);
+  }
+
+  private savedFleet(): FleetChange[] {
+    return this.fleetHistory ?? (this.db.get(FLEET) as FleetChange[] | undefined) ?? [];
   }
 
   groupOverlayChanged(group: string, overlay: ConfigOverlay): void {
