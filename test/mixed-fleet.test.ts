@@ -172,7 +172,7 @@ describe('mixed v1/v2 fleet against the embedded controller', () => {
       post: (m) => posted.push(m),
     });
     const prep = await runner.prepare();
-    await pushFleet(admin, GROUPS, prep.devices);
+    await pushFleet(admin, GROUPS, prep.devices, undefined, 'replace');
     // The run phase ends once every device is onboarded and every v1 device runs its app and has
     // logs and flow logs to send (or sent them), then one device with a connection of its own per
     // API loses power and is back and busy again; the graceful stop then delivers what is queued.

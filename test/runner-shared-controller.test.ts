@@ -2,7 +2,9 @@
 // --controller with --controller-admin), the controller requiring pre-registration: each shard
 // adds its devices to the controller's fleet (PATCH, so neither wipes the other's and every device
 // registers), and the controller-side timeline action is applied once, by shard 0, reaching shard
-// 1's devices too. Through the compiled code (dist/); needs `npm run build` first.
+// 1's devices too. A later run against the same controller starts from its scenario: its shard 0
+// has the groups made again from their spec, so the first run's timeline change is gone. Through
+// the compiled code (dist/); needs `npm run build` first.
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,7 +59,7 @@ describe('shards sharing one evesim controller', () => {
       const admin = controller.admin;
       const counting = (calls: string[]): ControllerAdminApi => ({
         setFleet: (f) => (calls.push('setFleet'), admin.setFleet(f)),
-        mergeFleet: (f) => (calls.push('mergeFleet'), admin.mergeFleet(f)),
+        mergeFleet: (f) => (calls.push(f.replaceGroups === true ? 'mergeFleet replaceGroups' : 'mergeFleet'), admin.mergeFleet(f)),
         patchGroup: (n, p) => (calls.push('patchGroup'), admin.patchGroup(n, p).then((r) => ((patched = true), r))),
         setMaintenance: (e) => (calls.push('setMaintenance'), admin.setMaintenance(e)),
       });
@@ -91,7 +93,7 @@ describe('shards sharing one evesim controller', () => {
           }),
         ),
       );
-      expect(calls).toEqual([['mergeFleet', 'patchGroup'], ['mergeFleet']]);
+      expect(calls).toEqual([['mergeFleet replaceGroups', 'patchGroup'], ['mergeFleet']]);
       expect(errs[1]).toContain('controller-side timeline actions are applied by shard 0 (this is shard 1/2)');
       expect(results.map((r) => [r.exitCode, r.summary?.devices.total, r.summary?.devices.onboarded])).toEqual([
         [0, 3, 3],
@@ -103,6 +105,33 @@ describe('shards sharing one evesim controller', () => {
       // Shard 1's device 1 (group a) is served the item shard 0 set on the shared group.
       const config = await admin.deviceConfig(hardwareSerial(seed, 1));
       expect(JSON.stringify(config.config)).toMatch(/timer\.metric\.interval.{0,20}77/);
+
+      // The next run, shard 0 again (its devices 0, 2 and 4), without the timeline: its devices are
+      // served the scenario's group as it is, not as the first run's timeline left it.
+      writeFileSync(file, SCENARIO.replace(/timeline:[\s\S]*?thresholds:/, 'thresholds:'));
+      const end = new AbortController();
+      const again: string[] = [];
+      let nextOut = '';
+      const next = await run.runScenario({
+        scenarioFile: file,
+        shard: { index: 0, count: 2 },
+        fleetId: 'cluster-1',
+        workers: 1,
+        stateDir: join(dir, 'state-0'),
+        controller: { url: controller.url, rootCaFile, onboardCertFile: kit.certFile, onboardKeyFile: kit.keyFile, insecure: false },
+        controllerAdmin: counting(again),
+        quiet: true,
+        out: (t) => (nextOut += t),
+        err: (t) => (nextOut += t),
+        endRunPhase: end.signal,
+        onProgress: (agg) => {
+          if (agg.onboardedEver() >= 3) end.abort();
+        },
+      });
+      expect(again).toEqual(['mergeFleet replaceGroups']);
+      expect(next.exitCode, nextOut).toBe(0);
+      const served = await admin.deviceConfig(hardwareSerial(seed, 0));
+      expect(JSON.stringify(served.config)).not.toMatch(/timer\.metric\.interval/);
     } finally {
       await controller.stop();
     }

@@ -12,11 +12,13 @@ export interface ControllerAdminApi {
     groups: GroupSpec[];
     devices: { serial: string; group: string; deviceCertPem?: string }[];
   }): Promise<unknown>;
-  /** PATCH /admin/fleet: the same body added to the controller's fleet (shards sharing one controller). */
+  /** PATCH /admin/fleet: the same body added to the controller's fleet (shards sharing one
+   *  controller); with replaceGroups the groups listed are made again from their spec. */
   mergeFleet?(fleet: {
     attestation?: AttestationSpec;
     groups: GroupSpec[];
     devices: { serial: string; group: string; deviceCertPem?: string }[];
+    replaceGroups?: boolean;
   }): Promise<unknown>;
   patchGroup(
     name: string,

@@ -10,19 +10,24 @@ import type { ControllerAdminApi } from './controller-admin-api.js';
 
 export type { ControllerAdminApi };
 
-/** PUT /admin/fleet: the groups and every device (serial → group, device cert when pre-registered),
- *  and the PCR templates quotes are held to. With `merge` (a controller the shards of a fleet
- *  share), PATCH /admin/fleet: added to what the other shards pushed instead of replacing it. */
+/** How a run's fleet reaches the controller: PUT (`replace`, the controller is the run's own), or
+ *  PATCH added to what the other shards pushed (`merge`), the scenario's groups made again from their
+ *  spec when this shard owns the timeline (`merge-owning-groups`), kept as they are otherwise. */
+export type FleetPush = 'replace' | 'merge' | 'merge-owning-groups';
+
+/** The groups and every device (serial → group, device cert when pre-registered), and the PCR
+ *  templates quotes are held to, pushed as `how` says. */
 export function pushFleet(
   admin: ControllerAdminApi,
   groups: readonly GroupSpec[],
   devices: readonly FleetDeviceInfo[],
-  attestation?: AttestationSpec,
-  merge = false,
+  attestation: AttestationSpec | undefined,
+  how: FleetPush,
 ): Promise<unknown> {
-  if (merge && !admin.mergeFleet) throw new Error('the controller admin client cannot add to a fleet (no mergeFleet)');
-  const push = merge ? admin.mergeFleet!.bind(admin) : admin.setFleet.bind(admin);
+  if (how !== 'replace' && !admin.mergeFleet) throw new Error('the controller admin client cannot add to a fleet (no mergeFleet)');
+  const push = how === 'replace' ? admin.setFleet.bind(admin) : admin.mergeFleet!.bind(admin);
   return push({
+    ...(how === 'merge-owning-groups' ? { replaceGroups: true } : {}),
     ...(attestation ? { attestation } : {}),
     groups: [...groups],
     devices: devices.map((d) => ({

@@ -49,11 +49,15 @@ export async function startWorkers(ctx: RunContext, servers: Servers): Promise<W
   // The controller is told this shard's devices only. The embedded controller belongs to this
   // process (the other shards run their own), so its fleet is replaced; a controller the shards
   // share (--controller-admin) gets them added to what the other shards pushed (PATCH /admin/fleet).
+  // There shard 0, which applies the controller-side timeline, has the scenario's groups made again
+  // from their spec: a controller that served an earlier run would otherwise keep that run's
+  // timeline changes (its config items, say) and this run would not start from its scenario.
   if (admin) {
     const devices = first.flatMap((m) => m.devices);
     const fleet = servers.capabilities.reduce((f, c) => (c.fleet ? c.fleet(f) : f), { groups: scenario.groups } as ControllerFleet);
     try {
-      await pushFleet(admin, fleet.groups, devices, fleet.attestation, servers.adminShared === true);
+      const how = servers.adminShared !== true ? 'replace' : ctx.plan.shard.index === 0 ? 'merge-owning-groups' : 'merge';
+      await pushFleet(admin, fleet.groups, devices, fleet.attestation, how);
     } catch (e) {
       if (!servers.adminShared) throw e;
       broadcast(ports, { type: 'stop' });

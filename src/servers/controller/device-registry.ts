@@ -152,21 +152,28 @@ export class DeviceRegistry {
   /**
    * Adds to the fleet instead of replacing it (PATCH /admin/fleet): what each shard of a fleet run
    * sends one controller, its own devices. Groups the controller has keep their state (config
-   * changes made since); groups it lacks are added; the devices' serials are added (a serial listed
-   * again moves to the group named now) and pre-registered as setFleet does. Before any fleet was
-   * set, the same as setFleet. Everything is checked before anything changes.
+   * changes made since), unless `spec.replaceGroups`: then the groups listed are made again from
+   * their spec, as PUT makes them, and the devices and serials in them move to the new ones (what
+   * the shard that owns the timeline sends, so a run does not start from an earlier run's changes).
+   * Groups it lacks are added; the devices' serials are added (a serial listed again moves to the
+   * group named now) and pre-registered as setFleet does. Before any fleet was set, the same as
+   * setFleet. Everything is checked before anything changes.
    */
   mergeFleet(spec: FleetSpec, now = Date.now()): { groups: number; devices: number; preRegistered: number } {
     if (!this.fleetSet) return this.setFleet(spec, now);
-    const added = spec.groups.filter((g) => !this.groupByName.has(g.name)).map((g) => new GroupState(g));
+    const made = spec.groups.filter((g) => spec.replaceGroups === true || !this.groupByName.has(g.name)).map((g) => new GroupState(g));
     const groupByName = new Map(this.groupByName);
-    for (const g of added) groupByName.set(g.name, g);
-    const fleetSerials = new Map(this.fleetSerials);
+    for (const g of made) groupByName.set(g.name, g);
+    // Serials already in the fleet follow their group to its new state, if it was made again.
+    const fleetSerials = new Map([...this.fleetSerials].map(([serial, g]) => [serial, groupByName.get(g.name)!]));
     const pre = this.checkFleetDevices(spec, groupByName, fleetSerials);
     if (spec.attestation) this.pcrTemplates = resolvePcrTemplates(spec.attestation);
-    this.groups = [...this.groups, ...added];
+    this.groups = [...this.groups.map((g) => groupByName.get(g.name)!), ...made.filter((g) => !this.groupByName.has(g.name))];
     this.groupByName = groupByName;
     this.fleetSerials = fleetSerials;
+    if (spec.replaceGroups === true) {
+      for (const dev of this.byUuid.values()) dev.group = groupByName.get(dev.group.name) ?? dev.group;
+    }
     for (const d of spec.devices) {
       const dev = this.bySerial.get(d.serial);
       if (dev) dev.group = groupByName.get(d.group)!;

@@ -19,6 +19,13 @@ export interface FleetSpec {
   devices: FleetDevice[];
   /** PCR templates for TPM quotes (see pcr-templates.ts). */
   attestation?: AttestationSpec;
+  /**
+   * PATCH only: the groups listed replace the controller's groups of the same name, as PUT would
+   * (their spec as given, every change made to them since dropped), instead of being kept. What the
+   * run that owns the timeline (shard 0) sends, so it starts from its scenario and not from where an
+   * earlier run's timeline left a group.
+   */
+  replaceGroups?: boolean;
 }
 
 /** Group used while no fleet was set: no apps, no config items. */
@@ -38,6 +45,8 @@ export const DEFAULT_GROUP: GroupSpec = {
   appStepMs: 1000,
 };
 
+const FLEET_FIELDS = new Set(['groups', 'devices', 'attestation', 'replaceGroups']);
+
 /**
  * Checks a JSON fleet body. Only the GroupSpec fields the controller serves are required
  * (name; apps, configItems, globalProfile and hardware default to empty); errors name the field,
@@ -45,7 +54,7 @@ export const DEFAULT_GROUP: GroupSpec = {
  */
 export function parseFleetSpec(body: unknown): FleetSpec {
   const obj = object(body, 'body');
-  for (const k of Object.keys(obj)) if (k !== 'groups' && k !== 'devices' && k !== 'attestation') throw new AdminInputError(k, 'unknown field');
+  for (const k of Object.keys(obj)) if (!FLEET_FIELDS.has(k)) throw new AdminInputError(k, 'unknown field');
   const groupsRaw = array(obj.groups ?? [], 'groups');
   const groups = groupsRaw.map((g, i) => parseGroup(g, `groups[${i}]`));
   const names = new Set<string>();
@@ -67,7 +76,12 @@ export function parseFleetSpec(body: unknown): FleetSpec {
     if (o.deviceCertPem !== undefined) out.deviceCertPem = string(o.deviceCertPem, `${f}.deviceCertPem`);
     return out;
   });
-  return obj.attestation === undefined ? { groups, devices } : { groups, devices, attestation: parseAttestationSpec(obj.attestation) };
+  return {
+    groups,
+    devices,
+    ...(obj.attestation !== undefined ? { attestation: parseAttestationSpec(obj.attestation) } : {}),
+    ...(obj.replaceGroups !== undefined && bool(obj.replaceGroups, 'replaceGroups') ? { replaceGroups: true } : {}),
+  };
 }
 
 function parseGroup(raw: unknown, f: string): GroupSpec {
