@@ -10,7 +10,8 @@
 //   PATCH /admin/groups/{name}/config        ConfigPatch for every device of a group
 //   GET   /admin/fleet                       groups and device counts
 //   PUT   /admin/fleet                       { groups: GroupSpec[], devices: [{serial, group, deviceCertPem?}] }
-//   PATCH /admin/fleet                       the same body, added to the fleet (shards of one run)
+//   PATCH /admin/fleet                       the same body, added to the fleet (shards of one run);
+//                                            with "replaceGroups": true its groups are made again
 //   POST  /admin/maintenance                 { enabled: boolean }  → every device endpoint answers 503
 //   POST  /admin/certs                       { enabled: boolean }  → /certs answers 404 while false
 
