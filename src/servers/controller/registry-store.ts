@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import type { ConfigOverlay } from './config-overlay.js';
 import type { DeviceRecord } from './device-record.js';
+import { foldFleetChanges } from './fleet-history.js';
 import type { FleetSpec } from './fleet-spec.js';
 import type { GroupState } from './group-state.js';
 import {
@@ -36,7 +37,8 @@ export const COUNTER_FLUSH_MS = 10_000;
 export const COUNTER_SLICE = 2_000;
 export const REGISTRY_DIR = 'registry';
 
-/** A fleet change as it was made (PUT = set, PATCH = merge), replayed in order at start. */
+/** A fleet change as it was made (PUT = set, PATCH = merge), replayed in order at start. What is
+ *  saved is one `set`, the changes folded (fleet-history.ts); a registry saved before may hold more. */
 export interface FleetChange {
   op: 'set' | 'merge';
   spec: FleetSpec;
@@ -121,7 +123,8 @@ export class RegistryStore {
 
   fleetChanged(change: FleetChange, groups: readonly GroupState[]): void {
     if (this.closed) return;
-    const history = change.op === 'set' ? [change] : [...this.savedFleet(), change];
+    // Folded into one set: the saved fleet is as large as the fleet, however many runs pushed theirs.
+    const history = [foldFleetChanges([...this.savedFleet(), change])!];
     this.fleetHistory = history;
     // Once committed the database has it, and the (possibly large) array need not stay in memory.
     void this.db.put(FLEET, history).then(() => {
