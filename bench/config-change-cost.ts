@@ -26,7 +26,11 @@ import { DEFAULT_GROUP } from '../src/servers/controller/fleet-spec.js';
 import { SINK_INTEGRITY_TOKEN } from '../src/servers/controller/sink-responder.js';
 import { machineDescription } from './machine.js';
 import { median } from './median.js';
-import { positiveIntArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg } from './bench-args.js';
+
+const USAGE = `config-change-cost: the embedded controller core's CPU per changed config a device fetches (verifying and sink), against a build and a sign.
+  node dist/bench/config-change-cost.js [--devices 600] [--rounds 14]`;
+checkBenchArgs(USAGE, ['devices=', 'rounds=']);
 
 const devices = positiveIntArg('devices', 600);
 const rounds = positiveIntArg('rounds', 14);

@@ -35,10 +35,15 @@ import { buildDeviceInfo } from '../src/device/telemetry/info-builders.js';
 import { sealRequest } from '../src/protocol/envelope.js';
 import { Msg } from '../src/protocol/messages.js';
 import { encodeNewlogLine, writeNewlogsFile } from '../src/protocol/newlogs.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { summarizeCpuProfile } from './cpu-profile-summary.js';
 import { machineDescription } from './machine.js';
 import type { ServerCommand, ServerReady, ServerSetup } from './throughput-servers.js';
+
+const USAGE = `controller-throughput: controller CPU per verified-and-signed API v2 request, against a bare HTTPS floor in the same run.
+  node dist/bench/controller-throughput.js [--devices 300] [--requests 4000] [--rounds 3]
+       [--concurrency 32] [--connections 16] [--newlogs-lines 60] [--sink-sample 0.01] [--cpu-prof DIR]`;
+checkBenchArgs(USAGE, ['devices=', 'requests=', 'rounds=', 'concurrency=', 'connections=', 'newlogs-lines=', 'cpu-prof=', 'sink-sample=']);
 
 const P = '/api/v2/edgedevice';
 const NOW = Date.UTC(2026, 10, 20);

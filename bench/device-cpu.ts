@@ -39,10 +39,15 @@ import { VirtualDevice } from '../src/device/virtual-device.js';
 import type { Millis, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { TimedTransport } from '../src/transport/timed-transport.js';
 import { signRequestPayload } from '../src/protocol/envelope.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { applyConfigPatch, parseConfigPatch } from '../src/servers/controller/config-overlay.js';
 import { machineDescription } from './machine.js';
 import { SimTime } from './sim-time.js';
+
+const USAGE = `device-cpu: device-side CPU per device-minute on a simulated clock (no network), against one signature per request.
+  node --expose-gc dist/bench/device-cpu.js [--devices 2000] [--minutes 10] [--scenario FILE]
+      [--profile FILE.cpuprofile] [--heap-snapshot FILE.heapsnapshot] [--config-change-at MIN [--config-item KEY=VALUE]]`;
+checkBenchArgs(USAGE, ['devices=', 'minutes=', 'scenario=', 'profile=', 'config-change-at=', 'config-item=', 'alloc-profile=', 'heap-snapshot=']);
 
 const devices = positiveIntArg('devices', 2000);
 const minutes = positiveIntArg('minutes', 10);

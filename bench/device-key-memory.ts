@@ -16,8 +16,13 @@ import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 
 import { fileURLToPath } from 'node:url';
 import { generateP256Raw, p256KeyFromRaw } from '../src/identity/keys.js';
 import { signRequestPayload } from '../src/protocol/envelope.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `device-key-memory: native memory and CPU of a device's P-256 signing key, for each way node:crypto can import and use it.
+  node dist/bench/device-key-memory.js [--keys 10000]
+  (--way NAME: one way alone, how the bench runs each in a child process)`;
+checkBenchArgs(USAGE, ['keys=', 'way=']);
 
 interface Way {
   label: string;

@@ -20,8 +20,11 @@ import { fileURLToPath } from 'node:url';
 import { open } from 'lmdb';
 import { DeviceStateStore } from '../src/fleet/device-state-store.js';
 import type { DeviceDiskState } from '../src/device/lifecycle/device-disk-state.js';
-import { positiveIntArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `device-state-writes: generator CPU per write to the fleet's device state store in an onboarding storm, batched against lmdb's default.
+  node dist/bench/device-state-writes.js [--puts 3000] [--threads 2] [--rounds 3]`;
 
 type Variant = 'no puts' | 'per turn (lmdb default)' | 'store (batched)';
 const VARIANTS: readonly Variant[] = ['no puts', 'per turn (lmdb default)', 'store (batched)'];
@@ -91,6 +94,7 @@ if (!isMainThread) {
   await threadMain(workerData as Job);
   parentPort!.postMessage('done');
 } else {
+  checkBenchArgs(USAGE, ['puts=', 'threads=', 'rounds=']);
   const puts = positiveIntArg('puts', 3000);
   const threads = positiveIntArg('threads', 2);
   const rounds = positiveIntArg('rounds', 3);

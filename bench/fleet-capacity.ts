@@ -19,7 +19,7 @@
 // taken over the steady-state window only: from when every device is onboarded plus a settling
 // margin, to the end of the run phase (onboarding and the drain left out; fleet-capacity-figures.ts
 // has the sums). Identities stay in one state directory, so a larger size creates only the new ones
-// and a second invocation with --state-dir only loads them.
+// and a second invocation with --dir only loads them.
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, openSync, closeSync } from 'node:fs';
@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { planAllocator } from '../src/cli/allocator-plan.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { envAssignmentsArg, hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, envAssignmentsArg, hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import {
   cpuSecondsAt,
@@ -53,6 +53,38 @@ import {
 } from './fleet-capacity-figures.js';
 import { describeGc, longLived, summariseGc, type IsolateGc } from './gc-trace.js';
 import { describeSecond, readThreadSample, windowThreads, type ThreadSample, type WindowThreads } from './thread-schedule.js';
+
+const USAGE = `fleet-capacity: generator CPU and RSS per device at EVE's default timers, and the largest fleet with worker lag p99 under --lag-limit.
+  node dist/bench/fleet-capacity.js [--sizes 2000,5000,10000] [--duration 7m]
+  node dist/bench/fleet-capacity.js --find-max [--sizes 10000] [--lag-limit 100ms]
+  node dist/bench/fleet-capacity.js --sizes 10000 --baseline-repo ../evesim-before   (before/after, same run)
+  node dist/bench/fleet-capacity.js --sizes 5000,5000 --baseline-node-options="--max-semi-space-size=64"
+  node dist/bench/fleet-capacity.js --sizes 32000 --baseline-env EVESIM_HEAP_GROWING_PERCENT=0   (V8's own heap growth first)
+  node dist/bench/fleet-capacity.js --sizes 13000 --workers 1 --trace-gc   (GC per worker thread, gc-trace.ts)
+  node dist/bench/fleet-capacity.js --sizes 10000 --controller verified   (the verifying controller's CPU per request at the fleet's mix)`;
+checkBenchArgs(USAGE, [
+  'find-max',
+  'trace-gc',
+  'sizes=',
+  'scenario=',
+  'duration=',
+  'arrival-over=',
+  'settle=',
+  'min-window=',
+  'sample-every=',
+  'lag-limit=',
+  'factor=',
+  'max-devices=',
+  'workers=',
+  'verify-sample=',
+  'controller=',
+  'baseline-node-options=',
+  'baseline-env=',
+  'tick=',
+  'baseline-tick=',
+  'baseline-repo=',
+  'dir=',
+]);
 
 // dist/bench/fleet-capacity.js when compiled: the repository is two levels up.
 const root = [fileURLToPath(new URL('../../', import.meta.url)), fileURLToPath(new URL('../', import.meta.url))].find((d) => existsSync(join(d, 'bin', 'evesim.js')))!;

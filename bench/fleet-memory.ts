@@ -21,8 +21,12 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `fleet-memory: resident memory per device with the scenario's apps: RSS of a run of N devices against one of N/4.
+  node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N] [--log-memory 0]`;
+checkBenchArgs(USAGE, ['devices=', 'duration=', 'arrival-over=', 'max-in-flight=', 'log-memory=', 'scenario=']);
 
 const devices = positiveIntArg('devices', 4000);
 const duration = stringArg('duration', '150s');

@@ -12,7 +12,11 @@
 // --owner Class.field (one line of --by-owner) breaks that owner's bytes down by kind of object.
 
 import { readFileSync } from 'node:fs';
-import { hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
+
+const USAGE = `heap-breakdown: what a worker's live heap is made of per device, from a V8 heap snapshot (by kind, or by owner).
+  node --max-old-space-size=8000 dist/bench/heap-breakdown.js FILE.heapsnapshot [--devices 1000] [--top 40] [--by-owner] [--owner Class.field]`;
+checkBenchArgs(USAGE, ['<FILE.heapsnapshot>', 'devices=', 'top=', 'by-owner', 'owner=']);
 
 interface Snapshot {
   snapshot: {

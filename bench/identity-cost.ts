@@ -7,8 +7,12 @@ import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
-import { positiveIntArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `identity-cost: what a device identity costs a run: created (in memory, with state files) and loaded back.
+  node dist/bench/identity-cost.js [--devices 500]`;
+checkBenchArgs(USAGE, ['devices=']);
 
 const n = positiveIntArg('devices', 500);
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-identity-cost-'));

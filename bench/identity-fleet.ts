@@ -11,8 +11,11 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { FleetIdentityStore, type IndexProgression } from '../src/identity/fleet-identity-store.js';
-import { positiveIntArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `identity-fleet: what a fleet's identities cost a run: made by one worker per core, then loaded back, against a bare key pair and sign.
+  node dist/bench/identity-fleet.js [--devices 100000] [--workers <cores>]`;
 
 interface ShardJob {
   stateDir: string;
@@ -40,6 +43,7 @@ if (!isMainThread) {
 }
 
 async function main(): Promise<void> {
+  checkBenchArgs(USAGE, ['devices=', 'workers=']);
   const n = positiveIntArg('devices', 100_000);
   const workers = positiveIntArg('workers', os.availableParallelism());
   const stateDir = mkdtempSync(join(os.tmpdir(), 'evesim-identity-fleet-'));

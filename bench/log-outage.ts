@@ -21,9 +21,13 @@ import { LogUploader, type LogHost } from '../src/device/telemetry/log-uploader.
 import { DeviceCounters } from '../src/device/telemetry/metrics-builder.js';
 import { LOG_MEMORY_BUDGET_BYTES } from '../src/device/telemetry/log-spill-port.js';
 import { LogSpillFile } from '../src/fleet/log-spill-file.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { SimTime } from './sim-time.js';
+
+const USAGE = `log-outage: log keeping through a controller outage: the uploaders' heap and log bytes kept in memory and in the spill file.
+  node --expose-gc dist/bench/log-outage.js [--devices 2000] [--lines-per-sec 10] [--spill on|off]`;
+checkBenchArgs(USAGE, ['devices=', 'lines-per-sec=', 'spill=']);
 
 const devices = positiveIntArg('devices', 2000);
 const linesPerSec = positiveIntArg('lines-per-sec', 10);

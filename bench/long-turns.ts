@@ -11,9 +11,12 @@
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import { frameLabel, type ProfileNode } from './cpu-profile-summary.js';
+
+const USAGE = `long-turns: what holds a thread's event loop in its long turns, from a node --cpu-prof profile.
+  node dist/bench/long-turns.js FILE.cpuprofile [--min 80ms] [--from 120s] [--to 200s] [--top 25]`;
 
 export interface CpuProfile {
   nodes: ProfileNode[];
@@ -110,6 +113,7 @@ export function longTurns(p: CpuProfile, minMs: number, fromMs = 0, toMs = Infin
 }
 
 function main(): void {
+  checkBenchArgs(USAGE, ['<FILE.cpuprofile>', 'min=', 'from=', 'to=', 'top=']);
   const file = process.argv[2];
   if (!file || file.startsWith('--')) {
     console.error('usage: long-turns FILE.cpuprofile [--min 80ms] [--from 0s] [--to END] [--top 25]');

@@ -25,11 +25,15 @@ import { runScenario } from '../src/runner/run-scenario.js';
 import { ControllerAdminClient } from '../src/servers/controller/controller-admin-client.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { startStormController, stormTarget } from './storm-controller.js';
 import { preparedFleetState } from './precreated-identities.js';
 import { signedRequestFloorUs } from './signed-request-floor.js';
+
+const USAGE = `onboarding-storm: generator CPU per onboarded device in a storm, and how long the devices take to onboard.
+  node dist/bench/onboarding-storm.js [--devices 4000] [--over 2s] [--workers <cores>] [--verified] [--tick D]`;
+checkBenchArgs(USAGE, ['devices=', 'over=', 'workers=', 'verified', 'tick=', 'keep']);
 
 const SEED = 42;
 const FLEET_ID = 'onboarding-storm-bench';

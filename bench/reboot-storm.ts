@@ -39,10 +39,14 @@ import { ControllerAdminClient } from '../src/servers/controller/controller-admi
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import type { OwnConnectionFigures } from '../src/transport/own-connection-figures.js';
-import { hasArg, positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, hasArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { preparedFleetState } from './precreated-identities.js';
 import { startStormController, stormTarget, type StormController } from './storm-controller.js';
+
+const USAGE = `reboot-storm: generator and controller CPU per rebooted device when a whole fleet loses power (or the network) and comes back.
+  node dist/bench/reboot-storm.js [--devices 2000] [--kinds v2,v1] [--down 10s] [--outage power-loss|partition] [--workers <cores>] [--sink]`;
+checkBenchArgs(USAGE, ['devices=', 'workers=', 'down=', 'outage=', 'sink', 'kinds=', 'keep']);
 
 const SEED = 42;
 const FLEET_ID = 'reboot-storm-bench';

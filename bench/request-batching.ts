@@ -16,9 +16,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { DEFAULT_POOL_CONNECTIONS } from '../src/transport/controller-transport.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { startStormController } from './storm-controller.js';
+
+const USAGE = `request-batching: client CPU per request sent one at a time against in batches at the same rate (why --tick helps).
+  node dist/bench/request-batching.js [--rate 330] [--batches 1,4,16] [--seconds 4] [--rounds 3]`;
+checkBenchArgs(USAGE, ['rate=', 'batches=', 'seconds=', 'rounds=']);
 
 const rate = positiveIntArg('rate', 330);
 const batches = stringArg('batches', '1,4,16').split(',').map((s) => {

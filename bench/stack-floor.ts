@@ -24,9 +24,14 @@ import { createServer as createTlsServer } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { makeLoopbackTls } from '../src/transport/loopback-tls.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { median } from './median.js';
+
+const USAGE = `stack-floor: server and client CPU per request over raw TCP, TLS, HTTP and HTTPS: the platform's floor under every per-request figure.
+  node dist/bench/stack-floor.js [--concurrency 1,32] [--requests 10000] [--rounds 3] [--body 1024]
+  (--server: the child process it forks, not for running by hand)`;
+checkBenchArgs(USAGE, ['concurrency=', 'requests=', 'rounds=', 'body=', 'server']);
 
 const LAYERS = ['tcp', 'tls', 'http', 'https'] as const;
 type Layer = (typeof LAYERS)[number];

@@ -19,8 +19,12 @@ import { runScenario } from '../src/runner/run-scenario.js';
 import { startControllerInThread } from '../src/servers/controller/controller-thread.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { positiveIntArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `steady-state: steady-state fleet against the embedded controller: live memory per device and each worker's event-loop lag.
+  node --expose-gc dist/bench/steady-state.js [--devices 10000] [--duration 12m] [--arrival-over 8m]`;
+checkBenchArgs(USAGE, ['devices=', 'duration=', 'arrival-over=', 'scenario=']);
 
 const devices = positiveIntArg('devices', 10000);
 const durationMs = parseDuration(stringArg('duration', '12m'));

@@ -27,7 +27,12 @@ import { createDeviceCertificate } from '../src/identity/eve-certificates.js';
 import { makeLoopbackTls } from '../src/transport/loopback-tls.js';
 import { PerDeviceTransport, type ClientIdentity } from '../src/transport/mtls-transport.js';
 import { machineDescription } from './machine.js';
-import { hasArg } from './bench-args.js';
+import { checkBenchArgs, hasArg } from './bench-args.js';
+
+const USAGE = `tls-handshakes: what API v1's mutual TLS costs the generator: handshakes per CPU-second, memory per v1 device.
+  node --expose-gc dist/bench/tls-handshakes.js [--handshakes 600] [--rounds 4] [--devices 1000]
+  (--server: the child process it forks, not for running by hand)`;
+checkBenchArgs(USAGE, ['handshakes=', 'rounds=', 'devices=', 'server']);
 
 // ------------------------------------------------------------------------------------------------
 // Child process: the loopback server (TLS for part 1, HTTPS for part 2), asking for client certs.

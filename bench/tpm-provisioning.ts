@@ -15,8 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EK_CONCURRENCY, provisionTpms } from '../src/fleet/tpm-provisioning.js';
 import { FleetIdentityStore } from '../src/identity/fleet-identity-store.js';
-import { positiveIntArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `tpm-provisioning: what a TPM device's identity material costs a run, made and loaded, and what making it does to the event loop.
+  node dist/bench/tpm-provisioning.js [--devices 16]`;
+checkBenchArgs(USAGE, ['devices=']);
 
 /** Runs `work` while a 1 ms timer watches the loop; the longest gap between its ticks, ms. */
 async function withLoopWatch<T>(work: () => Promise<T> | T): Promise<{ result: T; maxGapMs: number; wallMs: number }> {

@@ -13,8 +13,12 @@ import { runInNewContext } from 'node:vm';
 import { EkStore } from '../src/tpm/ek-store.js';
 import { measuredBoot } from '../src/tpm/measured-boot.js';
 import { SoftTpm } from '../src/tpm/soft-tpm.js';
-import { positiveIntArg } from './bench-args.js';
+import { checkBenchArgs, positiveIntArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+
+const USAGE = `tpm-quote: CPU per TPM2_Quote against a bare ECDSA sign, memory per SoftTpm, and EK generation against loading.
+  node dist/bench/tpm-quote.js [--devices 20000] [--quotes 20000]`;
+checkBenchArgs(USAGE, ['devices=', 'quotes=', 'eks=']);
 
 const QUOTE_TARGET_US = 150;
 const MEMORY_TARGET_BYTES = 4096;

@@ -28,7 +28,12 @@ import { TimedTransport } from '../src/transport/timed-transport.js';
 import type { metrics } from '../src/gen/eve-types.js';
 import { machineDescription } from './machine.js';
 import { median } from './median.js';
-import { hasArg } from './bench-args.js';
+import { checkBenchArgs, hasArg } from './bench-args.js';
+
+const USAGE = `upload-cost: client CPU per signed API v2 upload, against a bare sign and undici POST in the same run.
+  node dist/bench/upload-cost.js [--requests 5000] [--rounds 6] [--concurrency 32]
+  (--server: the child process it forks, not for running by hand)`;
+checkBenchArgs(USAGE, ['requests=', 'rounds=', 'concurrency=', 'server']);
 
 const CONTENT_TYPE = 'application/x-proto-binary';
 const DEVICE_UUID = '6ae3b91c-2f4d-4c8e-9b57-0d1e2f3a4b5c';
