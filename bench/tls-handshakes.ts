@@ -27,7 +27,7 @@ import { createDeviceCertificate } from '../src/identity/eve-certificates.js';
 import { makeLoopbackTls } from '../src/transport/loopback-tls.js';
 import { PerDeviceTransport, type ClientIdentity } from '../src/transport/mtls-transport.js';
 import { machineDescription } from './machine.js';
-import { checkBenchArgs, hasArg } from './bench-args.js';
+import { checkBenchArgs, hasArg, positiveIntArg } from './bench-args.js';
 
 const USAGE = `tls-handshakes: what API v1's mutual TLS costs the generator: handshakes per CPU-second, memory per v1 device.
   node --expose-gc dist/bench/tls-handshakes.js [--handshakes 600] [--rounds 4] [--devices 1000]
@@ -76,17 +76,8 @@ interface Args {
   devices: number;
 }
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = { handshakes: 600, rounds: 4, devices: 1000 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i]?.replace(/^--/, '') as keyof Args | undefined;
-    const value = Number(argv[i + 1]);
-    if (!key || !(key in a) || !Number.isInteger(value) || value <= 0) {
-      throw new Error(`tls-handshakes: bad argument ${argv[i]} ${argv[i + 1] ?? ''} (use --handshakes N --rounds N --devices N)`);
-    }
-    a[key] = value;
-  }
-  return a;
+function parseArgs(): Args {
+  return { handshakes: positiveIntArg('handshakes', 600), rounds: positiveIntArg('rounds', 4), devices: positiveIntArg('devices', 1000) };
 }
 
 interface Kind {
@@ -187,7 +178,7 @@ function perDevice(after: Mem, before: Mem, n: number): { heapKiB: number; exter
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs();
   const material = await makeLoopbackTls('tls-handshakes bench');
   const child = fork(fileURLToPath(import.meta.url), ['--server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ports = await new Promise<{ tlsPort: number; httpsPort: number }>((resolve) => {

@@ -28,7 +28,7 @@ import { TimedTransport } from '../src/transport/timed-transport.js';
 import type { metrics } from '../src/gen/eve-types.js';
 import { machineDescription } from './machine.js';
 import { median } from './median.js';
-import { checkBenchArgs, hasArg } from './bench-args.js';
+import { checkBenchArgs, hasArg, positiveIntArg } from './bench-args.js';
 
 const USAGE = `upload-cost: client CPU per signed API v2 upload, against a bare sign and undici POST in the same run.
   node dist/bench/upload-cost.js [--requests 5000] [--rounds 6] [--concurrency 32]
@@ -72,17 +72,8 @@ interface Args {
   concurrency: number;
 }
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = { requests: 5000, rounds: 6, concurrency: 32 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i]?.replace(/^--/, '') as keyof Args | undefined;
-    const value = Number(argv[i + 1]);
-    if (!key || !(key in a) || !Number.isInteger(value) || value <= 0) {
-      throw new Error(`upload-cost: bad argument ${argv[i]} ${argv[i + 1] ?? ''} (use --requests N --rounds N --concurrency N)`);
-    }
-    a[key] = value;
-  }
-  return a;
+function parseArgs(): Args {
+  return { requests: positiveIntArg('requests', 5000), rounds: positiveIntArg('rounds', 6), concurrency: positiveIntArg('concurrency', 32) };
 }
 
 /** A ZMetricMsg shaped like a small EVE device's periodic metrics (~1 KiB encoded). */
@@ -177,7 +168,7 @@ function microBench(n: number, fn: (i: number) => unknown): number {
 const fmt = (x: number): string => x.toFixed(1).padStart(7);
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs();
   const tls = await makeLoopbackTls('evesim upload-cost');
   const child = fork(fileURLToPath(import.meta.url), ['--server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve, reject) => {
