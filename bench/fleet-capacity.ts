@@ -32,6 +32,7 @@ import { parseDuration } from '../src/scenario/parse-duration.js';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { checkBenchArgs, envAssignmentsArg, hasArg, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+import { signedRequestFloorUs } from './signed-request-floor.js';
 import {
   cpuSecondsAt,
   procStatTimes,
@@ -182,6 +183,8 @@ interface SizeResult {
   gc?: IsolateGc[];
   /** Which threads had the cores in the window's seconds (thread-schedule.ts). */
   threads?: WindowThreads;
+  /** The signed-request floor measured just before the run, µs of client CPU (signed-request-floor.ts). */
+  floorUs?: number;
 }
 
 function freePort(): Promise<number> {
@@ -281,6 +284,10 @@ function tickArgs(t: string | undefined): string[] {
 }
 
 async function runSize(ctl: Controller, devices: number, baseline: boolean): Promise<SizeResult> {
+  // The instance's speed of the moment, against the same controller: the runs of one 2-core
+  // instance moved by a fifth from hour to hour (the sink's CPU per request with them), so a
+  // figure is read beside the floor of its own run, not beside another day's.
+  const floorUs = await signedRequestFloorUs(ctl.url, ctl.rootCa);
   const arrivalOverMs = arrivalOverArg ?? defaultArrivalOverMs(devices, durationMs);
   const tag = baseline ? `${devices}-baseline` : `${devices}`;
   const summaryFile = join(dir, `summary-${tag}.json`);
@@ -321,7 +328,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   const [genSamples, ctlSamples] = s.samples as [ProcSample[], ProcSample[]];
   // The main thread prints first; the long-lived isolates after it are the fleet workers.
   const gc = traceGc ? longLived(summariseGc(readFileSync(join(dir, `run-${tag}.log`), 'utf8'), 0.5)).slice(1) : undefined;
-  const result: SizeResult = { devices, ...(baseline ? { generator: 'baseline' as const } : {}), exitCode, arrivalOverMs, ...(gc ? { gc } : {}) };
+  const result: SizeResult = { devices, ...(baseline ? { generator: 'baseline' as const } : {}), exitCode, arrivalOverMs, floorUs, ...(gc ? { gc } : {}) };
   if (exitCode === 2 || !existsSync(summaryFile)) return { ...result, problem: `the run exited ${exitCode} without a summary (see the log)` };
   const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
   const startMs = Date.parse(summary.startedAt);
@@ -364,6 +371,7 @@ function printSize(r: SizeResult): void {
     `  ${r.devices} devices${r.generator ? ` (${r.generator})` : ''} (exit ${r.exitCode}): all onboarded at ${f1(r.onboardedAtS, 0)} s; steady window ${f1(r.window!.fromS, 0)}–${f1(r.window!.toS, 0)} s: ` +
       `${f.requests} requests, generator ${f.cpuS.toFixed(1)} CPU-s; ${f.cpuPerDeviceMinuteMs.toFixed(2)} ms CPU per device-minute, ` +
       `${f.requestsPerDeviceMinute.toFixed(2)} requests per device-minute, ${f.cpuPerRequestUs.toFixed(0)} µs CPU per request` +
+      `${r.floorUs !== undefined ? ` (${(f.cpuPerRequestUs / r.floorUs).toFixed(2)} × the floor of ${r.floorUs.toFixed(0)} µs measured just before)` : ''}` +
       `${r.kernelShare !== undefined ? ` (${(r.kernelShare * 100).toFixed(0)} % of it in the kernel)` : ''}; ` +
       `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); ` +
       `longest stall ${r.lag ? `${f1(r.lag.longestStall.ms)} ms (worker ${r.lag.longestStall.worker}, second ending at ${f1(r.lag.longestStall.atS, 0)} s)` : '—'}; RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
@@ -400,6 +408,9 @@ function printTable(results: SizeResult[]): void {
   row(`… relative to ${base.devices.toLocaleString('en')} devices`, (r) => `${(r.figures!.cpuPerDeviceMinuteMs / base.figures!.cpuPerDeviceMinuteMs).toFixed(2)}`);
   row('requests per device-minute', (r) => r.figures!.requestsPerDeviceMinute.toFixed(2));
   row('generator CPU per request', (r) => `${r.figures!.cpuPerRequestUs.toFixed(0)} µs`);
+  row('… × the floor (one sign + a bare GET over kept-alive TLS, measured just before the run)', (r) =>
+    r.floorUs === undefined ? '—' : `${(r.figures!.cpuPerRequestUs / r.floorUs).toFixed(2)} (floor ${r.floorUs.toFixed(0)} µs)`,
+  );
   row('… of it in the kernel (system time; on loopback it includes the receiver side of each write)', (r) => (r.kernelShare === undefined ? '—' : `${(r.kernelShare * 100).toFixed(0)} %`));
   row('worker loop lag p99 (worst 1 s interval / 95 % of intervals)', (r) => `${f1(r.lag?.worstMs)} / ${f1(r.lag?.typicalMs)} ms`);
   row('longest single worker stall in the window', (r) => `${f1(r.lag?.longestStall.ms)} ms`);
@@ -470,7 +481,7 @@ try {
     console.log('\nthis checkout:');
     for (const r of results) {
       const b = baselines.find((x) => x.devices === r.devices);
-      if (r.figures && b?.figures) console.log(`  ${r.devices} devices: CPU per device-minute ${r.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms against the baseline's ${b.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms (ratio ${(r.figures.cpuPerDeviceMinuteMs / b.figures.cpuPerDeviceMinuteMs).toFixed(2)})`);
+      if (r.figures && b?.figures) console.log(`  ${r.devices} devices: CPU per device-minute ${r.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms against the baseline's ${b.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms (ratio ${(r.figures.cpuPerDeviceMinuteMs / b.figures.cpuPerDeviceMinuteMs).toFixed(2)}); the floor before each ${f1(r.floorUs, 0)} and ${f1(b.floorUs, 0)} µs`);
     }
   }
   printTable(results);
