@@ -183,8 +183,9 @@ interface SizeResult {
   gc?: IsolateGc[];
   /** Which threads had the cores in the window's seconds (thread-schedule.ts). */
   threads?: WindowThreads;
-  /** The signed-request floor measured just before the run, µs of client CPU (signed-request-floor.ts). */
-  floorUs?: number;
+  /** The signed-request floor, µs of client CPU (signed-request-floor.ts), measured just before
+   *  the run and just after it (the instance's speed moved within minutes: 90 and 112 µs). */
+  floorUs?: { before: number; after?: number };
 }
 
 function freePort(): Promise<number> {
@@ -287,7 +288,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   // The instance's speed of the moment, against the same controller: the runs of one 2-core
   // instance moved by a fifth from hour to hour (the sink's CPU per request with them), so a
   // figure is read beside the floor of its own run, not beside another day's.
-  const floorUs = await signedRequestFloorUs(ctl.url, ctl.rootCa);
+  const floorBeforeUs = await signedRequestFloorUs(ctl.url, ctl.rootCa, { rounds: 7 });
   const arrivalOverMs = arrivalOverArg ?? defaultArrivalOverMs(devices, durationMs);
   const tag = baseline ? `${devices}-baseline` : `${devices}`;
   const summaryFile = join(dir, `summary-${tag}.json`);
@@ -325,6 +326,10 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   s.stop();
   clearInterval(threadTimer);
   closeSync(log);
+  // After the run the controller may be gone (the run's problem is reported below); the floor before stands alone then.
+  await new Promise((r) => setTimeout(r, 3000)); // the generator's exit and the controller's last writes settle first
+  const floorAfterUs = await signedRequestFloorUs(ctl.url, ctl.rootCa, { rounds: 7 }).catch(() => undefined);
+  const floorUs = { before: floorBeforeUs, ...(floorAfterUs !== undefined ? { after: floorAfterUs } : {}) };
   const [genSamples, ctlSamples] = s.samples as [ProcSample[], ProcSample[]];
   // The main thread prints first; the long-lived isolates after it are the fleet workers.
   const gc = traceGc ? longLived(summariseGc(readFileSync(join(dir, `run-${tag}.log`), 'utf8'), 0.5)).slice(1) : undefined;
@@ -358,6 +363,9 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
 }
 
 const MiB = 2 ** 20;
+/** The floor a run's CPU per request is divided by: the lower of the one before it and the one
+ *  after (whatever else runs only adds to a floor; single floors here moved between 63 and 122 µs). */
+const floorOfRunUs = (f: { before: number; after?: number }) => (f.after === undefined ? f.before : Math.min(f.before, f.after));
 const f1 = (v: number | undefined, d = 1) => (v === undefined || Number.isNaN(v) ? '—' : v.toFixed(d));
 
 function printSize(r: SizeResult): void {
@@ -371,7 +379,7 @@ function printSize(r: SizeResult): void {
     `  ${r.devices} devices${r.generator ? ` (${r.generator})` : ''} (exit ${r.exitCode}): all onboarded at ${f1(r.onboardedAtS, 0)} s; steady window ${f1(r.window!.fromS, 0)}–${f1(r.window!.toS, 0)} s: ` +
       `${f.requests} requests, generator ${f.cpuS.toFixed(1)} CPU-s; ${f.cpuPerDeviceMinuteMs.toFixed(2)} ms CPU per device-minute, ` +
       `${f.requestsPerDeviceMinute.toFixed(2)} requests per device-minute, ${f.cpuPerRequestUs.toFixed(0)} µs CPU per request` +
-      `${r.floorUs !== undefined ? ` (${(f.cpuPerRequestUs / r.floorUs).toFixed(2)} × the floor of ${r.floorUs.toFixed(0)} µs measured just before)` : ''}` +
+      `${r.floorUs !== undefined ? ` (${(f.cpuPerRequestUs / floorOfRunUs(r.floorUs)).toFixed(2)} × the floor, ${r.floorUs.before.toFixed(0)} µs before the run and ${f1(r.floorUs.after, 0)} after)` : ''}` +
       `${r.kernelShare !== undefined ? ` (${(r.kernelShare * 100).toFixed(0)} % of it in the kernel)` : ''}; ` +
       `loop lag p99 worst interval ${f1(r.lag?.worstMs)} ms (95 % of intervals ≤ ${f1(r.lag?.typicalMs)} ms); ` +
       `longest stall ${r.lag ? `${f1(r.lag.longestStall.ms)} ms (worker ${r.lag.longestStall.worker}, second ending at ${f1(r.lag.longestStall.atS, 0)} s)` : '—'}; RSS ${f1((r.rssMeanBytes ?? NaN) / MiB)} MiB; ` +
@@ -408,8 +416,8 @@ function printTable(results: SizeResult[]): void {
   row(`… relative to ${base.devices.toLocaleString('en')} devices`, (r) => `${(r.figures!.cpuPerDeviceMinuteMs / base.figures!.cpuPerDeviceMinuteMs).toFixed(2)}`);
   row('requests per device-minute', (r) => r.figures!.requestsPerDeviceMinute.toFixed(2));
   row('generator CPU per request', (r) => `${r.figures!.cpuPerRequestUs.toFixed(0)} µs`);
-  row('… × the floor (one sign + a bare GET over kept-alive TLS, measured just before the run)', (r) =>
-    r.floorUs === undefined ? '—' : `${(r.figures!.cpuPerRequestUs / r.floorUs).toFixed(2)} (floor ${r.floorUs.toFixed(0)} µs)`,
+  row('… × the floor (one sign + a bare GET over kept-alive TLS; the lower of one just before the run and one just after)', (r) =>
+    r.floorUs === undefined ? '—' : `${(r.figures!.cpuPerRequestUs / floorOfRunUs(r.floorUs)).toFixed(2)} (floor ${r.floorUs.before.toFixed(0)} / ${f1(r.floorUs.after, 0)} µs)`,
   );
   row('… of it in the kernel (system time; on loopback it includes the receiver side of each write)', (r) => (r.kernelShare === undefined ? '—' : `${(r.kernelShare * 100).toFixed(0)} %`));
   row('worker loop lag p99 (worst 1 s interval / 95 % of intervals)', (r) => `${f1(r.lag?.worstMs)} / ${f1(r.lag?.typicalMs)} ms`);
@@ -426,6 +434,9 @@ function printTable(results: SizeResult[]): void {
 console.log(`machine: ${machineDescription()}; generator allocator: ${allocatorNote}`);
 console.log(`scenario ${scenarioFile}; controller: ${controllerText} in its own process; state and logs in ${dir}`);
 let ctl = await startController();
+// Once, discarded: this process's first floor came out about a third above the next (103 against
+// 68 µs), its crypto and undici paths still warming, which would flatter the first run's multiple.
+await signedRequestFloorUs(ctl.url, ctl.rootCa, { rounds: 7 });
 /**
  * A fresh controller process (same state directory: same PKI, same registered devices) for the
  * next run of a before/after pair. Against one long-lived sink the second run of a pair came out
@@ -481,7 +492,7 @@ try {
     console.log('\nthis checkout:');
     for (const r of results) {
       const b = baselines.find((x) => x.devices === r.devices);
-      if (r.figures && b?.figures) console.log(`  ${r.devices} devices: CPU per device-minute ${r.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms against the baseline's ${b.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms (ratio ${(r.figures.cpuPerDeviceMinuteMs / b.figures.cpuPerDeviceMinuteMs).toFixed(2)}); the floor before each ${f1(r.floorUs, 0)} and ${f1(b.floorUs, 0)} µs`);
+      if (r.figures && b?.figures) console.log(`  ${r.devices} devices: CPU per device-minute ${r.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms against the baseline's ${b.figures.cpuPerDeviceMinuteMs.toFixed(2)} ms (ratio ${(r.figures.cpuPerDeviceMinuteMs / b.figures.cpuPerDeviceMinuteMs).toFixed(2)}); × the floor ${r.floorUs ? (r.figures.cpuPerRequestUs / floorOfRunUs(r.floorUs)).toFixed(2) : '—'} against ${b.floorUs ? (b.figures.cpuPerRequestUs / floorOfRunUs(b.floorUs)).toFixed(2) : '—'}`);
     }
   }
   printTable(results);
