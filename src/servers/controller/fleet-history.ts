@@ -16,7 +16,13 @@
 
 import type { GroupSpec } from '../../scenario/scenario-types.js';
 import { DEFAULT_GROUP, type FleetDevice, type FleetSpec } from './fleet-spec.js';
-import type { FleetChange } from './registry-store.js';
+
+/** A fleet change as it was made (PUT = set, PATCH = merge), replayed in order at start. What the
+ *  registry saves is one `set`, the changes folded; a registry saved before may hold more. */
+export interface FleetChange {
+  op: 'set' | 'merge';
+  spec: FleetSpec;
+}
 
 /** The single `set` equal to `changes` replayed in order; undefined when there are none. */
 export function foldFleetChanges(changes: readonly FleetChange[]): FleetChange | undefined {

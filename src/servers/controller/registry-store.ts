@@ -18,8 +18,7 @@ import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import type { ConfigOverlay } from './config-overlay.js';
 import type { DeviceRecord } from './device-record.js';
-import { foldFleetChanges } from './fleet-history.js';
-import type { FleetSpec } from './fleet-spec.js';
+import { foldFleetChanges, type FleetChange } from './fleet-history.js';
 import type { GroupState } from './group-state.js';
 import {
   saveActivity,
@@ -37,12 +36,7 @@ export const COUNTER_FLUSH_MS = 10_000;
 export const COUNTER_SLICE = 2_000;
 export const REGISTRY_DIR = 'registry';
 
-/** A fleet change as it was made (PUT = set, PATCH = merge), replayed in order at start. What is
- *  saved is one `set`, the changes folded (fleet-history.ts); a registry saved before may hold more. */
-export interface FleetChange {
-  op: 'set' | 'merge';
-  spec: FleetSpec;
-}
+export type { FleetChange } from './fleet-history.js';
 
 /** Everything a start needs to rebuild the registry. */
 export interface LoadedRegistry {
