@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
 import { DeviceRegistry } from '../src/servers/controller/device-registry.js';
 import { foldFleetChanges } from '../src/servers/controller/fleet-history.js';
 import type { FleetDevice, FleetSpec } from '../src/servers/controller/fleet-spec.js';
@@ -33,18 +34,10 @@ function replay(changes: readonly FleetChange[]): DeviceRegistry {
   return reg;
 }
 
-/** A small deterministic generator (mulberry32), so a failing sequence is found again by its seed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomChanges(seed: number): FleetChange[] {
-  const r = random(seed);
+  // The project's own seeded generator, so a failing sequence is found again by its seed.
+  const rng = SeededRng.create(seed, 0, 'fleet-history-test');
+  const r = () => rng.next();
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const changes: FleetChange[] = [];
   const known = new Set<string>();

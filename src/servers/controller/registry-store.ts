@@ -118,7 +118,8 @@ export class RegistryStore {
   fleetChanged(change: FleetChange, groups: readonly GroupState[]): void {
     if (this.closed) return;
     // Folded into one set: the saved fleet is as large as the fleet, however many runs pushed theirs.
-    const history = [foldFleetChanges([...this.savedFleet(), change])!];
+    // A set replaces what was saved, so only a merge reads it back.
+    const history = [change.op === 'set' ? change : foldFleetChanges([...this.savedFleet(), change])!];
     this.fleetHistory = history;
     // Once committed the database has it, and the (possibly large) array need not stay in memory.
     void this.db.put(FLEET, history).then(() => {
