@@ -102,6 +102,37 @@ describe('InFlightGate', () => {
     expect(gate.stats()).toMatchObject({ timedOutWaiting: 1, waited: 2 });
   });
 
+  it('one deadline timer serves the queue: a shorter deadline behind a longer one still fails on time, none fails early', async () => {
+    const inner = new HeldTransport();
+    const gate = new InFlightGate(inner, { now: () => 0 }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    void gate.request(req(1, '/sent'));
+    const long = gate.request(req(2, '/long', 20_000));
+    const asked = performance.now();
+    const shortOnes = [80, 40, 55].map((ms, i) => gate.request(req(3 + i, `/short-${ms}`, ms)).catch((e: unknown) => ({ e, at: performance.now() - asked })));
+    // One timer for every waiting request, not one each.
+    expect(timers() - before).toBe(1);
+    const failed = await Promise.all(shortOnes);
+    [80, 40, 55].forEach((ms, i) => {
+      const f = failed[i] as { e: unknown; at: number };
+      expect(f.e).toSatisfy((e: unknown) => e instanceof TransportError && e.code === 'timeout');
+      // Never before its deadline (1 ms for the timer's rounding); the 20 s one did not hold them up.
+      expect(f.at).toBeGreaterThanOrEqual(ms - 1);
+      expect(f.at).toBeLessThan(10_000);
+    });
+    expect(gate.stats()).toMatchObject({ timedOutWaiting: 3, waited: 4 });
+    // The long one is handed on when the slot frees, and the queue's timer goes with the queue.
+    const withQueue = timers();
+    inner.answer();
+    await tick();
+    expect(inner.order).toEqual(['/sent', '/long']);
+    expect(gate.waiting).toBe(0);
+    expect(timers()).toBe(withQueue - 1);
+    inner.answer();
+    await long;
+  });
+
   it('refuses caps that are not whole numbers >= 1', () => {
     const inner = new HeldTransport();
     expect(() => new InFlightGate(inner, { now: () => 0 }, { maxInFlight: 0, maxPerDevice: 1, timeoutMs: 1 })).toThrow(/maxInFlight must be a whole number >= 1, got 0/);

@@ -60,10 +60,18 @@ interface Waiting {
   reject: (err: unknown) => void;
   askedAt: Millis;
   deadlineMs: number;
-  timer: NodeJS.Timeout | undefined;
+  /** When the deadline passes, on the timer's own (monotonic) time: setTimeout's, not the clock's. */
+  expiresAt: number;
   /** Handed on or timed out: skipped by the queue. */
   done: boolean;
 }
+
+/**
+ * How far apart the deadline sweeps run at least. One timer serves the whole queue (a timer per
+ * waiting request was an object, a closure and a list entry each, promoted with the request when
+ * thousands waited for seconds); a request may time out up to this late.
+ */
+const DEADLINE_SWEEP_MS = 25;
 
 export class InFlightGate implements Transport {
   private active = 0;
@@ -77,6 +85,9 @@ export class InFlightGate implements Transport {
   private queue: Waiting[] = [];
   private head = 0;
   private waitingNow = 0;
+  /** The one deadline timer, armed for the earliest deadline among waiting requests (or none). */
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private deadlineTimerAt = Infinity;
   private readonly figures: Omit<InFlightStats, 'maxInFlight' | 'maxPerDevice'> = {
     peak: 0,
     peakPerDevice: 0,
@@ -102,12 +113,13 @@ export class InFlightGate implements Transport {
     // device is at its own cap: one with a slot may pass them, its own device's waiting ones not.
     if (this.hasSlot(req.deviceIndex)) return this.handOn(req);
     return new Promise<TransportResponse>((resolve, reject) => {
-      const w: Waiting = { req, resolve, reject, askedAt: this.clock.now(), deadlineMs: requestDeadlineMs(req, this.opts.timeoutMs), timer: undefined, done: false };
-      w.timer = setTimeout(() => this.expire(w), w.deadlineMs);
+      const deadlineMs = requestDeadlineMs(req, this.opts.timeoutMs);
+      const w: Waiting = { req, resolve, reject, askedAt: this.clock.now(), deadlineMs, expiresAt: performance.now() + deadlineMs, done: false };
       this.queue.push(w);
       this.waitingNow++;
       this.figures.waited++;
       if (this.waitingNow > this.figures.queuePeak) this.figures.queuePeak = this.waitingNow;
+      if (w.expiresAt < this.deadlineTimerAt) this.armDeadlineTimer(w.expiresAt);
     });
   }
 
@@ -130,7 +142,6 @@ export class InFlightGate implements Transport {
       const w = this.queue[i]!;
       if (w.done) continue;
       w.done = true;
-      clearTimeout(w.timer);
       // Still waiting at the end: its wait so far counts towards the worst.
       this.noteWait(w);
       w.reject(new TransportError(`${w.req.method} ${w.req.path} (device ${w.req.deviceIndex}, ${w.req.endpoint}): the run ended while it waited for an in-flight slot (closed)`, 'closed'));
@@ -160,7 +171,18 @@ export class InFlightGate implements Transport {
     } catch (err) {
       sent = Promise.reject(err);
     }
-    return sent.finally(() => this.release(device));
+    // then() with both handlers rather than finally(): finally() makes two more promises and
+    // closures per request, on every request of a run.
+    return sent.then(
+      (res) => {
+        this.release(device);
+        return res;
+      },
+      (err: unknown) => {
+        this.release(device);
+        throw err;
+      },
+    );
   }
 
   private release(device: number): void {
@@ -175,7 +197,6 @@ export class InFlightGate implements Transport {
       const w = this.nextEligible();
       if (!w) return;
       w.done = true;
-      clearTimeout(w.timer);
       this.waitingNow--;
       const waitedMs = this.noteWait(w);
       const left = Math.max(1, Math.floor(w.deadlineMs - waitedMs));
@@ -195,8 +216,39 @@ export class InFlightGate implements Transport {
     return undefined;
   }
 
+  private armDeadlineTimer(at: number): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    this.deadlineTimerAt = at;
+    this.deadlineTimer = setTimeout(this.sweepDeadlines, Math.max(1, at - performance.now()));
+  }
+
+  private disarmDeadlineTimer(): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    this.deadlineTimerAt = Infinity;
+  }
+
+  /** Fails every waiting request whose deadline has passed, then waits for the next deadline. */
+  private readonly sweepDeadlines = (): void => {
+    const armedFor = this.deadlineTimerAt;
+    this.deadlineTimer = undefined;
+    this.deadlineTimerAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (let i = this.head; i < this.queue.length; i++) {
+      const w = this.queue[i]!;
+      if (w.done) continue;
+      if (w.expiresAt <= now) this.expire(w);
+      else if (w.expiresAt < next) next = w.expiresAt;
+    }
+    this.compact();
+    // A timer can fire early by what the loop's cached time lags performance.now(): the deadline
+    // it was armed for then gets its own timer again; later ones are swept together.
+    if (next !== Infinity) this.armDeadlineTimer(next <= armedFor ? next : Math.max(next, now + DEADLINE_SWEEP_MS));
+  };
+
+  /** Fails a waiting request as 'timeout' (the caller compacts the queue). */
   private expire(w: Waiting): void {
-    if (w.done) return;
     w.done = true;
     this.waitingNow--;
     this.figures.timedOutWaiting++;
@@ -208,7 +260,6 @@ export class InFlightGate implements Transport {
         'timeout',
       ),
     );
-    this.compact();
   }
 
   /** How long `w` has waited, ms, kept if it is the worst yet. */
@@ -223,6 +274,7 @@ export class InFlightGate implements Transport {
     if (this.waitingNow === 0) {
       this.queue = [];
       this.head = 0;
+      this.disarmDeadlineTimer();
     } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
