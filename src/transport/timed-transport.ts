@@ -74,29 +74,38 @@ export class TimedTransport implements Transport {
     return left.length;
   }
 
-  async request(req: TransportRequest): Promise<TransportResponse> {
+  request(req: TransportRequest): Promise<TransportResponse> {
     const p: Pending = { req, sentAt: this.clock.now(), settled: false, prev: this.newest, next: undefined };
     if (this.newest) this.newest.next = p;
     else this.oldest = p;
     this.newest = p;
     this.pendingCount++;
-    let res: TransportResponse;
+    let sent: Promise<TransportResponse>;
     try {
-      res = await this.inner.request(req);
+      sent = this.inner.request(req);
     } catch (err) {
-      // Anything but a TransportError breaks the Transport contract (a bug): reported as
-      // 'internal', then rethrown unchanged.
-      if (!p.settled) {
-        this.unlink(p);
-        this.report(req, p.sentAt, 0, err instanceof TransportError ? err.code : 'internal', undefined);
-      }
-      throw err;
+      sent = Promise.reject(err);
     }
-    if (!p.settled) {
-      this.unlink(p);
-      this.report(req, p.sentAt, res.status, undefined, res);
-    }
-    return res;
+    // then() with two handlers rather than an async function: a request waiting for a slot for
+    // seconds keeps whatever its frame holds, and a suspended async frame is the larger.
+    return sent.then(
+      (res) => {
+        if (!p.settled) {
+          this.unlink(p);
+          this.report(req, p.sentAt, res.status, undefined, res);
+        }
+        return res;
+      },
+      (err: unknown) => {
+        // Anything but a TransportError breaks the Transport contract (a bug): reported as
+        // 'internal', then rethrown unchanged.
+        if (!p.settled) {
+          this.unlink(p);
+          this.report(req, p.sentAt, 0, err instanceof TransportError ? err.code : 'internal', undefined);
+        }
+        throw err;
+      },
+    );
   }
 
   /** Takes a request off the in-flight list (once: settled requests are already off it). */

@@ -165,7 +165,7 @@ export class DeviceSender {
     return this.deviceSigner;
   }
 
-  private async send(
+  private send(
     endpoint: EndpointKey,
     method: 'GET' | 'POST',
     path: string,
@@ -188,44 +188,60 @@ export class DeviceSender {
       if (opts.identity.softSerial) headers['X-Soft-Serial'] = opts.identity.softSerial;
     }
     stats.bump(endpoint, 'sent');
-    const reqBytes = body?.length ?? 0;
-    let answer: Answer;
+    const req: TransportRequest = { endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index };
+    if (expect) req.expect = expect;
+    const sendTimeoutS = this.host.sendTimeoutS;
+    if (sendTimeoutS !== undefined && sendTimeoutS > 0) req.timeoutMs = sendTimeoutS * 1000;
+    if (wire) req.clientCert = wire.clientCert;
+    let sent: Promise<TransportResponse>;
     try {
-      const req: TransportRequest = { endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index };
-      if (expect) req.expect = expect;
-      const sendTimeoutS = this.host.sendTimeoutS;
-      if (sendTimeoutS !== undefined && sendTimeoutS > 0) req.timeoutMs = sendTimeoutS * 1000;
-      if (wire) req.clientCert = wire.clientCert;
-      answer = await opts.transport.request(req);
-    } catch {
+      sent = opts.transport.request(req);
+    } catch (err) {
+      sent = Promise.reject(err);
+    }
+    // then() with two handlers rather than an async function: a request that waits seconds for an
+    // in-flight slot keeps what its caller holds, and a suspended async frame held every local.
+    return sent.then(
+      (answer) => this.answered(endpoint, req, appUuid, counters, answer),
       // Any rejection is "no HTTP answer" (TransportError by contract; anything else is treated alike).
-      answer = undefined;
+      () => this.unanswered(endpoint, req, appUuid, counters),
+    );
+  }
+
+  /** No HTTP answer (already failed in the transport): counted, and recorded in its boot's counters. */
+  private unanswered(endpoint: EndpointKey, req: TransportRequest, appUuid: string | undefined, counters: DeviceCounters): undefined {
+    const now = this.host.opts.clock.now();
+    this.host.tally.bump(endpoint, 'transportError');
+    if (counters === this.host.counters) {
+      counters.recordRequest({ endpoint, appUuid, reqBytes: req.body?.length ?? 0, respBytes: 0, success: false, latencyMs: now - req.dueAt, at: now });
     }
-    const now = opts.clock.now();
-    if (answer === undefined) {
-      stats.bump(endpoint, 'transportError');
-      if (counters === this.host.counters) counters.recordRequest({ endpoint, appUuid, reqBytes, respBytes: 0, success: false, latencyMs: now - dueAt, at: now });
-      return undefined;
-    }
-    stats.answer(endpoint, answer.status);
+    return undefined;
+  }
+
+  /** An HTTP answer: counted, judged against the interface document, recorded in its boot's counters. */
+  private answered(endpoint: EndpointKey, req: TransportRequest, appUuid: string | undefined, counters: DeviceCounters, answer: TransportResponse): Answer {
+    const now = this.host.opts.clock.now();
+    this.host.tally.answer(endpoint, answer.status);
     // Every answer is judged here, once: a status the interface document does not list for the
     // endpoint is a finding (documented-statuses.ts); the caller still reacts to it as EVE would.
     if (!isDocumentedStatus(this.api, endpoint, answer.status)) {
-      this.host.finding(endpoint, 'undocumented-status', undocumentedStatusDetail(this.api, endpoint, answer.status, method, path), {
+      this.host.finding(endpoint, 'undocumented-status', undocumentedStatusDetail(this.api, endpoint, answer.status, req.method, req.path), {
         status: answer.status,
-        requestId: headers['X-Request-Id']!,
+        requestId: req.headers['X-Request-Id']!,
       });
     }
     this.v1?.onAnswer(endpoint, answer.status);
-    if (counters === this.host.counters) counters.recordRequest({
-      endpoint,
-      appUuid,
-      reqBytes,
-      respBytes: answer.body.length,
-      success: isSuccess(answer.status),
-      latencyMs: now - dueAt,
-      at: now,
-    });
+    if (counters === this.host.counters) {
+      counters.recordRequest({
+        endpoint,
+        appUuid,
+        reqBytes: req.body?.length ?? 0,
+        respBytes: answer.body.length,
+        success: isSuccess(answer.status),
+        latencyMs: now - req.dueAt,
+        at: now,
+      });
+    }
     return answer;
   }
 }
