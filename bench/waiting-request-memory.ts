@@ -1,0 +1,196 @@
+// What a request costs in memory while it waits for one of its worker's in-flight slots. When a
+// controller (or the generator itself) falls behind, tens of thousands of a worker's requests wait
+// in the in-flight gate for seconds; whatever each holds outlives two scavenges and is promoted, so
+// the old generation grows by it and mark-compacts follow (a 40,000-device run's config-change
+// minute, bench/README). This bench holds N requests in the worker's own transport stack
+// (TimedTransport over InFlightGate, as shard-runner.ts builds it) against a transport that never
+// answers, first on their own, then sent by devices' DeviceSenders (one per device, as in a run),
+// and measures the live heap per waiting request after a forced GC.
+//
+//   npm run build && node --expose-gc dist/bench/waiting-request-memory.js [--requests 20000] [--rounds 5] [--body 1024]
+//
+// Baseline in the same run: the floor, the same N requests (request object, headers, body) each
+// held by an awaiting caller without any transport. The figures are the heap per waiting request
+// above that floor, of the transport stack and of the sender with it; it also prints the heap of a
+// request handed on (in flight), for scale.
+
+import { checkBenchArgs, positiveIntArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
+import { median } from './median.js';
+import type { Clock, Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
+import { InFlightGate } from '../src/transport/in-flight-gate.js';
+import { TimedTransport } from '../src/transport/timed-transport.js';
+import type { RequestObserver } from '../src/transport/request-observer.js';
+import { DeviceSender, type SenderHost } from '../src/device/sender/device-sender.js';
+import { DeviceStats } from '../src/device/sender/device-stats.js';
+import { DeviceCounters } from '../src/device/telemetry/metrics-builder.js';
+import { SeededRng } from '../src/device/core/seeded-rng.js';
+import type { DeviceOptions } from '../src/device/device-options.js';
+
+const USAGE = `waiting-request-memory: live heap per request waiting for an in-flight slot, above the request's own, after a forced GC.
+  node --expose-gc dist/bench/waiting-request-memory.js [--requests 20000] [--rounds 5] [--body 1024]`;
+checkBenchArgs(USAGE, ['requests=', 'rounds=', 'body=']);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) {
+  console.error('waiting-request-memory: run with node --expose-gc (it measures the live heap after a forced GC)');
+  process.exit(2);
+}
+const requests = positiveIntArg('requests', 20_000);
+const rounds = positiveIntArg('rounds', 5);
+const bodyBytes = positiveIntArg('body', 1024);
+const MAX_IN_FLIGHT = 256; // the worker's default cap (MAX_IN_FLIGHT_DEFAULT)
+const clock: Clock = { now: () => performance.now() };
+
+/** Never answers until released; holds what a transport with a socket per request would. */
+class StalledTransport implements Transport {
+  held: Array<(res: TransportResponse) => void> = [];
+  request(): Promise<TransportResponse> {
+    return new Promise((resolve) => this.held.push(resolve));
+  }
+  releaseAll(): void {
+    const answer: TransportResponse = { status: 201, headers: {}, body: new Uint8Array(0) };
+    for (const r of this.held.splice(0)) r(answer);
+  }
+}
+
+function makeRequest(i: number, withBody = true): TransportRequest {
+  if (!withBody) return { endpoint: 'ping', method: 'GET', path: '/api/v2/edgedevice/ping', headers: { 'X-Request-Id': `r-${i}` }, dueAt: clock.now(), deviceIndex: i };
+  return {
+    endpoint: 'metrics',
+    method: 'POST',
+    path: `/api/v2/edgedevice/id/00000000-0000-4000-8000-${String(i).padStart(12, '0')}/metrics`,
+    headers: { 'X-Request-Id': `r-${i}`, 'Content-Type': 'application/x-proto-binary' },
+    body: new Uint8Array(bodyBytes),
+    dueAt: clock.now(),
+    deviceIndex: i,
+  };
+}
+
+function liveHeap(): number {
+  gc!();
+  gc!();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+const settle = () => new Promise<void>((r) => setImmediate(r));
+
+/** Live bytes per request while `n` requests are held by `send`, then everything is let go. */
+async function heldBytesPerRequest(n: number, send: (req: TransportRequest) => Promise<unknown>, release: () => Promise<void>, withBody = true): Promise<number> {
+  const before = liveHeap();
+  const done: Promise<unknown>[] = [];
+  // Each caller awaits its own request, as a device's endpoint loop does.
+  for (let i = 0; i < n; i++) done.push((async () => { try { await send(makeRequest(i, withBody)); } catch { /* closed */ } })());
+  await settle();
+  const during = liveHeap();
+  await release();
+  await Promise.all(done);
+  return (during - before - n * 8) / n; // minus the `done` array's slot per caller
+}
+
+async function floor(): Promise<number> {
+  const held: Array<() => void> = [];
+  return heldBytesPerRequest(
+    requests,
+    (req) => new Promise<void>((resolve) => held.push(() => resolve(void req))),
+    async () => { for (const r of held.splice(0)) r(); },
+  );
+}
+
+function stack(): { timed: TimedTransport; gate: InFlightGate; inner: StalledTransport } {
+  const inner = new StalledTransport();
+  const gate = new InFlightGate(inner, clock, { maxInFlight: MAX_IN_FLIGHT, maxPerDevice: 8, timeoutMs: 300_000 });
+  const observer: RequestObserver = { onOutcome: () => {} };
+  return { timed: new TimedTransport(gate, clock, [observer]), gate, inner };
+}
+
+/** N requests into the stack: MAX_IN_FLIGHT handed on, the rest waiting for a slot. */
+async function waiting(): Promise<number> {
+  const s = stack();
+  const perRequest = await heldBytesPerRequest(
+    requests + MAX_IN_FLIGHT,
+    (req) => s.timed.request(req),
+    async () => {
+      s.gate.close();
+      s.inner.releaseAll();
+    },
+  );
+  return perRequest;
+}
+
+/**
+ * The same, each request sent by its own device's DeviceSender (a GET: no body, so the floor here
+ * is a request without one). The senders exist before the measurement, as a run's devices do.
+ */
+function senders(n: number, transport: Transport): DeviceSender[] {
+  const out: DeviceSender[] = [];
+  for (let i = 0; i < n; i++) {
+    const rng = SeededRng.create(1, i);
+    // Only what DeviceSender reads of a device; the rest of DeviceOptions is never touched here.
+    const opts = { rng, identity: {}, transport, clock, index: i, behaviour: { api: 'v2' } } as unknown as DeviceOptions;
+    const host: SenderHost = {
+      opts,
+      tally: new DeviceStats(),
+      counters: new DeviceCounters(rng, { storageMB: 1000 }, 0),
+      trust: { current: undefined, onCertMiss: () => {} },
+      uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      finding: () => {},
+    };
+    out.push(new DeviceSender(host));
+  }
+  return out;
+}
+
+async function senderFloor(): Promise<number> {
+  const held: Array<() => void> = [];
+  const n = requests + MAX_IN_FLIGHT;
+  return heldBytesPerRequest(
+    n,
+    (req) => new Promise<void>((resolve) => held.push(() => resolve(void req))),
+    async () => { for (const r of held.splice(0)) r(); },
+    false,
+  );
+}
+
+async function senderWaiting(): Promise<number> {
+  const s = stack();
+  const n = requests + MAX_IN_FLIGHT;
+  const devices = senders(n, s.timed);
+  const perRequest = await heldBytesPerRequest(
+    n,
+    (req) => devices[req.deviceIndex]!.get('ping', `/api/v2/edgedevice/ping`, req.dueAt),
+    async () => {
+      s.gate.close();
+      s.inner.releaseAll();
+    },
+    false,
+  );
+  devices.length = 0;
+  return perRequest;
+}
+
+/** Every request handed on (a cap above N): what a request in flight holds in the stack. */
+async function inFlight(): Promise<number> {
+  const inner = new StalledTransport();
+  const gate = new InFlightGate(inner, clock, { maxInFlight: requests, maxPerDevice: 8, timeoutMs: 300_000 });
+  const timed = new TimedTransport(gate, clock, [{ onOutcome: () => {} }]);
+  return heldBytesPerRequest(requests, (req) => timed.request(req), async () => inner.releaseAll());
+}
+
+console.log(`machine: ${machineDescription()}`);
+console.log(`${requests} requests with ${bodyBytes}-byte bodies; the gate's cap ${MAX_IN_FLIGHT} (the rest wait); ${rounds} rounds, each kind once a round in turn, after one warm-up round`);
+const kinds = { floor, waiting, inFlight, senderFloor, senderWaiting };
+const xs = Object.fromEntries(Object.keys(kinds).map((k) => [k, [] as number[]])) as Record<keyof typeof kinds, number[]>;
+for (let r = 0; r <= rounds; r++) {
+  for (const [k, run] of Object.entries(kinds)) {
+    const v = await run();
+    if (r > 0) xs[k as keyof typeof kinds].push(v); // round 0 warms up: JIT, the heap's first growth
+  }
+}
+const m = (k: keyof typeof kinds) => median(xs[k]);
+const range = (k: keyof typeof kinds) => `rounds ${Math.min(...xs[k]).toFixed(0)}–${Math.max(...xs[k]).toFixed(0)}`;
+console.log(`floor (the request held by its caller): ${m('floor').toFixed(0)} B per request (${range('floor')})`);
+console.log(`waiting for a slot in TimedTransport + InFlightGate: ${m('waiting').toFixed(0)} B per request, ${(m('waiting') - m('floor')).toFixed(0)} B above the floor (${range('waiting')})`);
+console.log(`handed on (in flight), for scale: ${m('inFlight').toFixed(0)} B per request, ${(m('inFlight') - m('floor')).toFixed(0)} B above the floor (${range('inFlight')})`);
+console.log(`a device's GET waiting, sent by its DeviceSender through the same stack: ${m('senderWaiting').toFixed(0)} B per request, ${(m('senderWaiting') - m('senderFloor')).toFixed(0)} B above its floor of ${m('senderFloor').toFixed(0)} B (a GET held by its caller) (${range('senderWaiting')})`);
