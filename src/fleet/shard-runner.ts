@@ -426,7 +426,14 @@ export class ShardRunner {
   private sleepUntil(at: Millis): Promise<void> {
     return new Promise<void>((resolve) => {
       if (this.stopped) return resolve();
-      const timer = setTimeout(resolve, Math.max(0, at - this.clock.now()));
+      // Node times a timer from the loop's cached time, which lags the clock after a long turn, so
+      // the timer can fire before `at`: it is armed again for what is left.
+      const wake = () => {
+        const left = at - this.clock.now();
+        if (left <= 0) resolve();
+        else timer = setTimeout(wake, left);
+      };
+      let timer = setTimeout(wake, Math.max(0, at - this.clock.now()));
       this.stopRun = () => {
         clearTimeout(timer);
         resolve();
