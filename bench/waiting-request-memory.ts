@@ -89,34 +89,37 @@ async function heldBytesPerRequest(n: number, send: (req: TransportRequest) => P
   return (during - before - n * 8) / n; // minus the `done` array's slot per caller
 }
 
-async function floor(): Promise<number> {
+/** The floor: `n` requests each held by its awaiting caller, with no transport. */
+async function heldByCaller(n: number, withBody: boolean): Promise<number> {
   const held: Array<() => void> = [];
   return heldBytesPerRequest(
-    requests,
+    n,
     (req) => new Promise<void>((resolve) => held.push(() => resolve(void req))),
     async () => { for (const r of held.splice(0)) r(); },
+    withBody,
   );
 }
 
-function stack(): { timed: TimedTransport; gate: InFlightGate; inner: StalledTransport } {
+const floor = () => heldByCaller(requests, true);
+
+/** The worker's stack with a cap of `maxInFlight`; release() fails the waiting and answers the rest. */
+function stack(maxInFlight: number): { timed: TimedTransport; release: () => Promise<void> } {
   const inner = new StalledTransport();
-  const gate = new InFlightGate(inner, clock, { maxInFlight: MAX_IN_FLIGHT, maxPerDevice: 8, timeoutMs: 300_000 });
+  const gate = new InFlightGate(inner, clock, { maxInFlight, maxPerDevice: 8, timeoutMs: 300_000 });
   const observer: RequestObserver = { onOutcome: () => {} };
-  return { timed: new TimedTransport(gate, clock, [observer]), gate, inner };
+  return {
+    timed: new TimedTransport(gate, clock, [observer]),
+    release: async () => {
+      gate.close();
+      inner.releaseAll();
+    },
+  };
 }
 
 /** N requests into the stack: MAX_IN_FLIGHT handed on, the rest waiting for a slot. */
 async function waiting(): Promise<number> {
-  const s = stack();
-  const perRequest = await heldBytesPerRequest(
-    requests + MAX_IN_FLIGHT,
-    (req) => s.timed.request(req),
-    async () => {
-      s.gate.close();
-      s.inner.releaseAll();
-    },
-  );
-  return perRequest;
+  const s = stack(MAX_IN_FLIGHT);
+  return heldBytesPerRequest(requests + MAX_IN_FLIGHT, (req) => s.timed.request(req), s.release);
 }
 
 /**
@@ -142,40 +145,23 @@ function senders(n: number, transport: Transport): DeviceSender[] {
   return out;
 }
 
-async function senderFloor(): Promise<number> {
-  const held: Array<() => void> = [];
-  const n = requests + MAX_IN_FLIGHT;
-  return heldBytesPerRequest(
-    n,
-    (req) => new Promise<void>((resolve) => held.push(() => resolve(void req))),
-    async () => { for (const r of held.splice(0)) r(); },
-    false,
-  );
-}
+const senderFloor = () => heldByCaller(requests + MAX_IN_FLIGHT, false);
 
 async function senderWaiting(): Promise<number> {
-  const s = stack();
+  const s = stack(MAX_IN_FLIGHT);
   const n = requests + MAX_IN_FLIGHT;
   const devices = senders(n, s.timed);
-  const perRequest = await heldBytesPerRequest(
-    n,
-    (req) => devices[req.deviceIndex]!.get('ping', `/api/v2/edgedevice/ping`, req.dueAt),
-    async () => {
-      s.gate.close();
-      s.inner.releaseAll();
-    },
-    false,
-  );
+  const perRequest = await heldBytesPerRequest(n, (req) => devices[req.deviceIndex]!.get('ping', '/api/v2/edgedevice/ping', req.dueAt), s.release, false);
+  // Let the senders go now: without this the next round's floor found them still live at its
+  // start and freed during its measurement (a negative floor in one round of five).
   devices.length = 0;
   return perRequest;
 }
 
-/** Every request handed on (a cap above N): what a request in flight holds in the stack. */
+/** Every request handed on (a cap of N): what a request in flight holds in the stack. */
 async function inFlight(): Promise<number> {
-  const inner = new StalledTransport();
-  const gate = new InFlightGate(inner, clock, { maxInFlight: requests, maxPerDevice: 8, timeoutMs: 300_000 });
-  const timed = new TimedTransport(gate, clock, [{ onOutcome: () => {} }]);
-  return heldBytesPerRequest(requests, (req) => timed.request(req), async () => inner.releaseAll());
+  const s = stack(requests);
+  return heldBytesPerRequest(requests, (req) => s.timed.request(req), s.release);
 }
 
 console.log(`machine: ${machineDescription()}`);
