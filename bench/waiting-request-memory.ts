@@ -5,7 +5,10 @@
 // minute, bench/README). This bench holds N requests in the worker's own transport stack
 // (TimedTransport over InFlightGate, as shard-runner.ts builds it) against a transport that never
 // answers, first on their own, then sent by devices' DeviceSenders (one per device, as in a run),
-// and measures the live heap per waiting request after a forced GC.
+// and measures the live heap per waiting request after a forced GC. Last, the same through two of
+// a device's own loops: an info pass (InfoPublisher, a queued message of --body bytes) and a config
+// poll (ConfigFetcher), each woken by its timer, so what the loop itself holds while its request
+// waits is counted too.
 //
 //   npm run build && node --expose-gc dist/bench/waiting-request-memory.js [--requests 20000] [--rounds 5] [--body 1024]
 //
@@ -26,6 +29,11 @@ import { DeviceStats } from '../src/device/sender/device-stats.js';
 import { DeviceCounters } from '../src/device/telemetry/metrics-builder.js';
 import { SeededRng } from '../src/device/core/seeded-rng.js';
 import type { DeviceOptions } from '../src/device/device-options.js';
+import type { Scheduler, TimerHandle, WakeTarget } from '../src/device/ports.js';
+import { wake } from '../src/device/ports.js';
+import { InfoPublisher } from '../src/device/telemetry/info-publisher.js';
+import { ConfigFetcher } from '../src/device/config/config-fetcher.js';
+import { generateKeyPairSync } from 'node:crypto';
 
 const USAGE = `waiting-request-memory: live heap per request waiting for an in-flight slot, above the request's own, after a forced GC.
   node --expose-gc dist/bench/waiting-request-memory.js [--requests 20000] [--rounds 5] [--body 1024]`;
@@ -127,23 +135,104 @@ async function waiting(): Promise<number> {
  * is a request without one). The senders exist before the measurement, as a run's devices do.
  */
 function senders(n: number, transport: Transport): DeviceSender[] {
-  const out: DeviceSender[] = [];
+  return senderHosts(n, transport, undefined).map((host) => new DeviceSender(host));
+}
+
+/** One signing key for every device: what a device holds of it is not what this bench measures. */
+const deviceKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+
+/** What a device's sender reads of its device; `scheduler` for the loops that arm timers. */
+function senderHosts(n: number, transport: Transport, scheduler: Scheduler | undefined): SenderHost[] {
+  const out: SenderHost[] = [];
   for (let i = 0; i < n; i++) {
     const rng = SeededRng.create(1, i);
-    // Only what DeviceSender reads of a device; the rest of DeviceOptions is never touched here.
-    const opts = { rng, identity: {}, transport, clock, index: i, behaviour: { api: 'v2' } } as unknown as DeviceOptions;
-    const host: SenderHost = {
+    // Only what DeviceSender and the loops read of a device; the rest of DeviceOptions is never touched here.
+    const identity = { deviceKey, deviceCertHash: new Uint8Array(32) };
+    const opts = { rng, identity, transport, clock, scheduler, index: i, behaviour: { api: 'v2' } } as unknown as DeviceOptions;
+    out.push({
       opts,
       tally: new DeviceStats(),
       counters: new DeviceCounters(rng, { storageMB: 1000 }, 0),
       trust: { current: undefined, onCertMiss: () => {} },
       uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
       finding: () => {},
-    };
-    out.push(new DeviceSender(host));
+    });
   }
   return out;
 }
+
+/** Keeps every wake-up asked for; wakeAll() fires them, as the worker's scheduler does when they are due. */
+class HeldScheduler implements Scheduler {
+  private targets: Array<WakeTarget | undefined> = [];
+  at(_at: number, target: WakeTarget): TimerHandle {
+    return this.targets.push(target) - 1;
+  }
+  cancel(handle: TimerHandle): void {
+    this.targets[handle] = undefined;
+  }
+  wakeAll(): void {
+    const due = this.targets.splice(0);
+    for (const t of due) if (t) wake(t, clock.now());
+  }
+}
+
+const guard = (fn: () => Promise<void> | void): void => {
+  const r = fn();
+  if (r) r.catch(() => {});
+};
+
+/**
+ * Live bytes per device while each device's loop waits on its request: `arm` makes the devices
+ * (and arms their loops) before the first measurement, wakeAll() starts every loop at once.
+ */
+async function loopWaiting(arm: (hosts: SenderHost[]) => unknown[]): Promise<number> {
+  const s = stack(MAX_IN_FLIGHT);
+  const n = requests + MAX_IN_FLIGHT;
+  const scheduler = new HeldScheduler();
+  const loops = arm(senderHosts(n, s.timed, scheduler));
+  const before = liveHeap();
+  scheduler.wakeAll();
+  await settle();
+  const during = liveHeap();
+  await s.release();
+  await settle();
+  loops.length = 0; // as senderWaiting: gone before the next round's floor
+  return (during - before) / n;
+}
+
+/** Each device's info pass sends one queued message of --body bytes (sealed and signed on the way). */
+const infoPassWaiting = () =>
+  loopWaiting((hosts) =>
+    hosts.map((h) => {
+      const sender = new DeviceSender(h);
+      const publisher = new InfoPublisher({ ...h, sender, generation: 0, onAttestCertsOutcome: () => {}, guard });
+      publisher.enqueue(h.uuid, 'device', new Uint8Array(bodyBytes), clock.now(), false);
+      return publisher;
+    }),
+  );
+
+/** Each device's config poll (a ConfigRequest with a 64-character hash, sealed and signed). */
+const configPollWaiting = () =>
+  loopWaiting((hosts) =>
+    hosts.map((h) => {
+      const sender = new DeviceSender(h);
+      const fetcher = new ConfigFetcher({
+        ...h,
+        sender,
+        generation: 0,
+        configIntervalS: 60,
+        integrityToken: undefined,
+        onConfigReceived: () => {},
+        applyConfig: () => {},
+        onForbidden: () => {},
+        relookupUuid: async () => {},
+        guard,
+      });
+      fetcher.configHash = 'a'.repeat(64);
+      fetcher.start(clock.now());
+      return fetcher;
+    }),
+  );
 
 const senderFloor = () => heldByCaller(requests + MAX_IN_FLIGHT, false);
 
@@ -166,7 +255,7 @@ async function inFlight(): Promise<number> {
 
 console.log(`machine: ${machineDescription()}`);
 console.log(`${requests} requests with ${bodyBytes}-byte bodies; the gate's cap ${MAX_IN_FLIGHT} (the rest wait); ${rounds} rounds, each kind once a round in turn, after one warm-up round`);
-const kinds = { floor, waiting, inFlight, senderFloor, senderWaiting };
+const kinds = { floor, waiting, inFlight, senderFloor, senderWaiting, infoPassWaiting, configPollWaiting };
 const xs = Object.fromEntries(Object.keys(kinds).map((k) => [k, [] as number[]])) as Record<keyof typeof kinds, number[]>;
 for (let r = 0; r <= rounds; r++) {
   for (const [k, run] of Object.entries(kinds)) {
@@ -180,3 +269,5 @@ console.log(`floor (the request held by its caller): ${m('floor').toFixed(0)} B 
 console.log(`waiting for a slot in TimedTransport + InFlightGate: ${m('waiting').toFixed(0)} B per request, ${(m('waiting') - m('floor')).toFixed(0)} B above the floor (${range('waiting')})`);
 console.log(`handed on (in flight), for scale: ${m('inFlight').toFixed(0)} B per request, ${(m('inFlight') - m('floor')).toFixed(0)} B above the floor (${range('inFlight')})`);
 console.log(`a device's GET waiting, sent by its DeviceSender through the same stack: ${m('senderWaiting').toFixed(0)} B per request, ${(m('senderWaiting') - m('senderFloor')).toFixed(0)} B above its floor of ${m('senderFloor').toFixed(0)} B (a GET held by its caller) (${range('senderWaiting')})`);
+console.log(`a device's info pass waiting (InfoPublisher, a ${bodyBytes}-byte message sealed by its DeviceSender): ${m('infoPassWaiting').toFixed(0)} B per request with its sealed body, ${(m('infoPassWaiting') - m('senderWaiting')).toFixed(0)} B above the GET (${range('infoPassWaiting')})`);
+console.log(`a device's config poll waiting (ConfigFetcher, its ConfigRequest sealed by its DeviceSender): ${m('configPollWaiting').toFixed(0)} B per request with its sealed body, ${(m('configPollWaiting') - m('senderWaiting')).toFixed(0)} B above the GET (${range('configPollWaiting')})`);
