@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readNewlogsFile } from '../src/protocol/newlogs.js';
 import type { TransportRequest } from '../src/device/ports.js';
-import { LOG_MEMORY_BUDGET_BYTES } from '../src/device/telemetry/log-spill-port.js';
+import { LOG_MEMORY_BUDGET_BYTES, type LogSpill } from '../src/device/telemetry/log-spill-port.js';
 import { EVE_LOG_QUOTA_MB, logQuota } from '../src/device/telemetry/log-quota.js';
 import { LogSpillFile } from '../src/fleet/log-spill-file.js';
 import { decodeSpillRecords } from '../src/fleet/log-spill-record.js';
@@ -162,6 +162,39 @@ describe('a controller outage of many minutes', () => {
     expect(r.device.stats().undelivered.logs).toBe(0);
     expect(spill.figures().liveRecords).toBe(0);
     spill.close();
+  }, 60_000);
+
+  it('counts a kept file that cannot be read back as undelivered, as a device error, and goes on uploading the rest', async () => {
+    const store = new LogSpillFile(stateDir(), 0);
+    // The first read of a kept file fails, as a damaged disk would; every other read is the store's.
+    let failedReads = 0;
+    const spill: LogSpill = {
+      put: (device, bytes) => store.put(device, bytes),
+      release: (ref) => store.release(ref),
+      read: (ref) => {
+        if (failedReads > 0) return store.read(ref);
+        failedReads++;
+        return Promise.reject(new Error('EIO: the kept copy is unreadable'));
+      },
+    };
+    const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: spill, options: { logMemoryBytes: 0 } });
+    const o = controllerOutage(r);
+    await onboard(r);
+    o.down = true;
+    await run(r, 10 * 60_000);
+    expect(store.figures().liveRecords).toBeGreaterThan(1);
+    o.down = false;
+    await recoverAndDrain(r, 30 * 60_000);
+    expect(failedReads).toBe(1);
+    r.device.stop();
+    const s = r.device.stats();
+    // Exactly the one unreadable file is lost, counted; the upload loop kept going and delivered the rest.
+    expect(s.undelivered.logs).toBe(1);
+    expect(s.internalErrors).toBe(1);
+    expect(o.delivered.filter((d) => d.endpoint === 'newlogs' || d.endpoint === 'appnewlogs').length).toBeGreaterThan(2);
+    expect(r.device.backlog().logs).toBe(0);
+    expect(store.figures().liveRecords).toBe(0);
+    store.close();
   }, 60_000);
 
   it('drains the backlog an outage left on EVE\'s cadence, as newlogd rotates its raw file at most every 300 s', async () => {

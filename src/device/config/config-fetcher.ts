@@ -8,7 +8,7 @@ import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import { Msg } from '../../protocol/messages.js';
 import type { config } from '../../gen/eve-types.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
-import type { DeviceSender } from '../sender/device-sender.js';
+import type { Answer, DeviceSender } from '../sender/device-sender.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import { configPollDelayMs } from '../core/eve-timers.js';
 import type { ExpectedAnswer, Millis, TransportResponse } from '../ports.js';
@@ -112,39 +112,61 @@ export class ConfigFetcher {
     this.timer.at(now + configPollDelayMs(this.host.opts.rng, this.host.configIntervalS));
   }
 
-  private async tick(dueAt: Millis): Promise<void> {
+  // A chain of then() rather than an async function: a poll whose request waits seconds for an
+  // in-flight slot holds only what its handlers need, where a suspended async frame held every local
+  // (bench/waiting-request-memory.ts, "a device's config poll").
+  private tick(dueAt: Millis): Promise<void> | undefined {
     const host = this.host;
     this.rearm(host.opts.clock.now());
-    if (this.inFlight) return; // EVE's ticker drops ticks while a fetch runs
+    if (this.inFlight) return undefined; // EVE's ticker drops ticks while a fetch runs
     this.inFlight = true;
     const gen = host.generation;
-    let answer: TransportResponse | undefined;
+    let sent: Promise<Answer>;
     try {
       const req: config.ConfigRequest = { configHash: this.configHash };
       if (host.integrityToken) req.integrity_token = host.integrityToken;
       // No quote accepted since boot: a 403 is the controller asking for attestation, not an error.
       const expect = host.integrityToken ? undefined : CONFIG_BEFORE_ATTESTATION;
-      answer = await host.sender.post('config', v2Path('config', host.uuid), Msg.ConfigRequest.encode(req), dueAt, expect);
-    } finally {
-      if (gen === host.generation) this.inFlight = false;
+      sent = host.sender.post('config', v2Path('config', host.uuid), Msg.ConfigRequest.encode(req), dueAt, expect);
+    } catch (err) {
+      this.fetchEnded(gen);
+      throw err;
     }
-    if (gen !== host.generation || answer === undefined) return;
+    return sent.then(
+      (answer) => {
+        this.fetchEnded(gen);
+        if (gen === host.generation && answer !== undefined) return this.onAnswer(answer);
+        return undefined;
+      },
+      (err: unknown) => {
+        this.fetchEnded(gen);
+        throw err;
+      },
+    );
+  }
+
+  /** The poll's request has ended: the next tick may fetch again (unless the device rebooted meanwhile). */
+  private fetchEnded(gen: number): void {
+    if (gen === this.host.generation) this.inFlight = false;
+  }
+
+  /** What the poll's answer makes the device do; a UUID lookup is the one thing it may wait for. */
+  private onAnswer(answer: TransportResponse): Promise<void> | undefined {
+    const host = this.host;
     const now = host.opts.clock.now();
     const status = answer.status;
     if (status === 304) {
       this.unchanged++;
       host.onConfigReceived(now);
-      return;
-    }
-    if (status === 200 || status === 201) return this.onConfigAnswer(answer, now);
-    if (status === 403) {
+    } else if (status === 200 || status === 201) {
+      this.onConfigAnswer(answer, now);
+    } else if (status === 403) {
       host.onForbidden(now);
-    } else if (status === 400 || status === 404) {
-      if (now - this.lastUuidLookup >= UUID_RELOOKUP_MIN_MS) {
-        this.lastUuidLookup = now;
-        await host.relookupUuid(now);
-      }
+    } else if ((status === 400 || status === 404) && now - this.lastUuidLookup >= UUID_RELOOKUP_MIN_MS) {
+      this.lastUuidLookup = now;
+      return host.relookupUuid(now);
     }
+    return undefined;
   }
 
   private onConfigAnswer(answer: TransportResponse, now: Millis): void {

@@ -7,7 +7,7 @@
 import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import { Msg } from '../../protocol/messages.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
-import { isSuccess, type DeviceSender } from '../sender/device-sender.js';
+import { isSuccess, type Answer, type DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
 import { DeviceTimer, armed, disarmed } from '../core/device-timer.js';
 import { flowlogRetryDelayMs } from '../core/eve-timers.js';
@@ -127,31 +127,69 @@ export class FlowlogSender {
   }
 
   /** Sends the oldest message; on success goes straight on with the next one. */
-  private async sendHead(dueAt: Millis): Promise<void> {
-    const host = this.host;
-    const gen = host.generation;
+  private sendHead(dueAt: Millis): Promise<void> | undefined {
     this.sending = true;
-    try {
-      while (this.pending.length > 0) {
-        const head = this.pending[0]!;
-        const answer = await host.sender.post('flowlog', v2Path('flowlog', host.uuid), head.bytes, dueAt);
-        if (gen !== host.generation) return;
-        const now = host.opts.clock.now();
-        if (answer !== undefined && isSuccess(answer.status)) {
-          this.pending.shift();
-          this.settleBacklog();
-          this.failures = 0;
-          host.counters.recordFlowlog({ delivered: true, flows: head.flows, dnsRequests: head.dns });
-          dueAt = now;
-          continue;
-        }
-        this.failures++;
-        host.counters.recordFlowlog({ delivered: false, flows: head.flows, dnsRequests: head.dns });
-        this.armSend(now + flowlogRetryDelayMs(this.failures));
-        return;
-      }
-    } finally {
-      if (gen === host.generation) this.sending = false;
+    return this.sendNext(dueAt, this.host.generation);
+  }
+
+  // A chain of then() rather than an async loop: while the head's request waits seconds for an
+  // in-flight slot, the send holds only what its next step needs, not a suspended frame.
+  private sendNext(dueAt: Millis, gen: number): Promise<void> | undefined {
+    const host = this.host;
+    if (this.pending.length === 0) {
+      this.sendEnded(gen);
+      return undefined;
     }
+    const head = this.pending[0]!;
+    let sent: Promise<Answer>;
+    try {
+      sent = host.sender.post('flowlog', v2Path('flowlog', host.uuid), head.bytes, dueAt);
+    } catch (err) {
+      this.sendEnded(gen);
+      throw err;
+    }
+    return sent.then(
+      (answer) => {
+        if (gen !== host.generation) return undefined;
+        let delivered: boolean;
+        try {
+          delivered = this.onAnswer(head, answer);
+        } catch (err) {
+          this.sendEnded(gen);
+          throw err;
+        }
+        if (!delivered) {
+          this.sendEnded(gen);
+          return undefined;
+        }
+        return this.sendNext(host.opts.clock.now(), gen);
+      },
+      (err: unknown) => {
+        this.sendEnded(gen);
+        throw err;
+      },
+    );
+  }
+
+  /** Counts the head's answer: true when it was delivered (and left the queue), else a resend is armed. */
+  private onAnswer(head: PendingFlowMessage, answer: Answer): boolean {
+    const host = this.host;
+    const now = host.opts.clock.now();
+    if (answer !== undefined && isSuccess(answer.status)) {
+      this.pending.shift();
+      this.settleBacklog();
+      this.failures = 0;
+      host.counters.recordFlowlog({ delivered: true, flows: head.flows, dnsRequests: head.dns });
+      return true;
+    }
+    this.failures++;
+    host.counters.recordFlowlog({ delivered: false, flows: head.flows, dnsRequests: head.dns });
+    this.armSend(now + flowlogRetryDelayMs(this.failures));
+    return false;
+  }
+
+  /** The send has ended (unless the device rebooted meanwhile, which ended it already). */
+  private sendEnded(gen: number): void {
+    if (gen === this.host.generation) this.sending = false;
   }
 }

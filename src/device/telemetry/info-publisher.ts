@@ -7,7 +7,7 @@ import { v2Path, type EndpointKey } from '../../protocol/endpoints.js';
 import { Msg } from '../../protocol/messages.js';
 import type { info } from '../../gen/eve-types.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
-import type { DeviceSender } from '../sender/device-sender.js';
+import type { Answer, DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
 import { armed, disarmed, type DeviceTimer } from '../core/device-timer.js';
 import { endpointForKind, InfoQueue, type InfoQueueKind, type QueuedItem } from './info-queue.js';
@@ -106,7 +106,10 @@ export class InfoPublisher {
     return armed(this.timer, at, this.host.opts.scheduler, this, InfoPublisher.onTimer);
   }
 
-  private async pass(dueAt: Millis): Promise<void> {
+  // The pass is a chain of then() rather than an async loop: while an item's request waits seconds
+  // for an in-flight slot, the pass holds only what its next step needs, where two suspended async
+  // frames held every local (bench/waiting-request-memory.ts, "a device's info pass").
+  private pass(dueAt: Millis): Promise<void> | undefined {
     const host = this.host;
     const gen = host.generation;
     if (this.drainKickAt !== undefined && host.opts.clock.now() >= this.drainKickAt) {
@@ -115,28 +118,63 @@ export class InfoPublisher {
     }
     const batch = this.queue.takeBatch(host.opts.clock.now());
     this.passRunning = batch.length > 0;
-    try {
-      for (let i = 0; i < batch.length; i++) {
-        const item = batch[i]!;
-        const stop = await this.sendOne(item, i === 0 ? dueAt : host.opts.clock.now());
-        if (gen !== host.generation) return;
-        if (stop) break;
-      }
-    } finally {
-      if (gen === host.generation) {
-        this.passRunning = false;
-        this.rearm(host.opts.clock.now());
-      }
-    }
+    return this.sendFrom(batch, 0, dueAt, gen);
   }
 
-  /** Sends one queued item and reports it; true when the pass must stop. */
-  private async sendOne(item: QueuedItem, dueAt: Millis): Promise<boolean> {
+  /** Sends batch[i], then the rest in order, until an answer stops the pass or the device reboots. */
+  private sendFrom(batch: QueuedItem[], i: number, dueAt: Millis, gen: number): Promise<void> | undefined {
+    if (i >= batch.length) {
+      this.passEnded(gen);
+      return undefined;
+    }
+    const item = batch[i]!;
+    let sent: Promise<Answer>;
+    try {
+      const endpoint = endpointForKind(item.kind);
+      sent = this.host.sender.post(endpoint, v2Path(endpoint, this.host.uuid), item.bytes, dueAt);
+    } catch (err) {
+      this.passEnded(gen);
+      throw err;
+    }
+    return sent.then(
+      (answer) => {
+        let stop: boolean;
+        try {
+          stop = gen !== this.host.generation || this.onSent(item, answer);
+        } catch (err) {
+          this.passEnded(gen);
+          throw err;
+        }
+        if (gen !== this.host.generation) return undefined;
+        if (stop) {
+          this.passEnded(gen);
+          return undefined;
+        }
+        return this.sendFrom(batch, i + 1, this.host.opts.clock.now(), gen);
+      },
+      (err: unknown) => {
+        this.passEnded(gen);
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * The pass is over: the next one is armed (unless the device rebooted meanwhile, which ended it).
+   * A pass cut short by an error ends in the queue too, its unsent items kept for the next pass;
+   * otherwise the queue would wait for reports that never come and send no info again.
+   */
+  private passEnded(gen: number): void {
+    if (gen !== this.host.generation) return;
+    const now = this.host.opts.clock.now();
+    this.queue.abortPass(now);
+    this.passRunning = false;
+    this.rearm(now);
+  }
+
+  /** Reports one sent item's outcome; true when the pass must stop. */
+  private onSent(item: QueuedItem, answer: Answer): boolean {
     const host = this.host;
-    const gen = host.generation;
-    const endpoint = endpointForKind(item.kind);
-    const answer = await host.sender.post(endpoint, v2Path(endpoint, host.uuid), item.bytes, dueAt);
-    if (gen !== host.generation) return true;
     const now = host.opts.clock.now();
     const result = this.queue.report(item, answer === undefined ? { kind: 'transport' } : { kind: 'http', status: answer.status }, now);
     this.settleBacklog();

@@ -25,7 +25,7 @@ import { Msg } from '../../protocol/messages.js';
 import { NEWLOGS_MAX_FILE_BYTES, packNewlogLines } from '../../protocol/newlogs.js';
 import { NewlogLines } from '../../protocol/newlog-lines.js';
 import type { DeviceFinding, DeviceOptions } from '../device-options.js';
-import type { DeviceSender } from '../sender/device-sender.js';
+import type { Answer, DeviceSender } from '../sender/device-sender.js';
 import type { DeviceStats } from '../sender/device-stats.js';
 import { DeviceTimer } from '../core/device-timer.js';
 import { LOG_MAX_4XX_RETRIES, LogUploadSchedule } from '../core/eve-timers.js';
@@ -196,66 +196,97 @@ export class LogUploader {
     }
   }
 
-  private async tick(dueAt: Millis): Promise<void> {
+  // The ticks and uploads are chains of then() rather than async functions: while a file's request
+  // waits seconds for an in-flight slot, the tick holds only what its next step needs, where
+  // suspended async frames (tick and upload) held every local.
+  private tick(dueAt: Millis): Promise<void> | undefined {
     if (this.draining) return this.drainTick(dueAt);
     const host = this.host;
     const gen = host.generation;
     const schedule = this.schedule!;
-    try {
-      schedule.onBackoffExpired(host.opts.clock.now());
-      this.collect(host.opts.clock.now(), true);
-      if (this.deviceFiles.length > 0) {
-        await this.uploadOldest(this.deviceFiles, dueAt);
-        if (gen !== host.generation) return;
-        dueAt = host.opts.clock.now();
-      }
-      if (this.appFiles.length > 0) await this.uploadOldest(this.appFiles, dueAt);
-    } finally {
-      // The next tick is armed whatever happened in this one (unless the device went down).
-      if (gen === host.generation) {
-        const now = host.opts.clock.now();
-        schedule.maybeEvaluate(now, this.pendingFiles, host.opts.rng);
-        host.counters.setLogBacklog(this.pendingFiles, schedule.intervalS);
-        // A drain that began while this tick awaited its upload has armed its own first tick.
-        if (!this.draining) this.timer.at(now + schedule.uploadDelayMs());
-      }
-    }
+    return endingWith(
+      () => {
+        schedule.onBackoffExpired(host.opts.clock.now());
+        this.collect(host.opts.clock.now(), true);
+        return this.uploadDeviceThenApp(dueAt, gen);
+      },
+      () => this.tickEnded(gen),
+    );
+  }
+
+  /** The next tick is armed whatever happened in this one (unless the device went down). */
+  private tickEnded(gen: number): void {
+    const host = this.host;
+    if (gen !== host.generation) return;
+    const schedule = this.schedule!;
+    const now = host.opts.clock.now();
+    schedule.maybeEvaluate(now, this.pendingFiles, host.opts.rng);
+    host.counters.setLogBacklog(this.pendingFiles, schedule.intervalS);
+    // A drain that began while this tick awaited its upload has armed its own first tick.
+    if (!this.draining) this.timer.at(now + schedule.uploadDelayMs());
   }
 
   /**
    * While draining: one tick as EVE's loguploader does it (§8.3: oldest device file, then oldest app
    * file), the next one EVE's shortest interval later (10 s while in 429 back-off mode).
    */
-  private async drainTick(dueAt: Millis): Promise<void> {
+  private drainTick(dueAt: Millis): Promise<void> | undefined {
+    const gen = this.host.generation;
+    return endingWith(
+      () => {
+        this.collect(this.host.opts.clock.now());
+        return this.uploadDeviceThenApp(dueAt, gen);
+      },
+      () => this.drainTickEnded(gen),
+    );
+  }
+
+  private drainTickEnded(gen: number): void {
     const host = this.host;
-    const gen = host.generation;
-    try {
-      this.collect(host.opts.clock.now());
-      if (this.deviceFiles.length > 0) {
-        await this.uploadOldest(this.deviceFiles, dueAt);
-        if (gen !== host.generation) return;
-        dueAt = host.opts.clock.now();
-      }
-      if (this.appFiles.length > 0) await this.uploadOldest(this.appFiles, dueAt);
-    } finally {
-      if (gen === host.generation && this.pendingFiles > 0) {
-        const now = host.opts.clock.now();
-        this.timer.at(now + drainLogIntervalMs(host.opts.rng, this.schedule!.inBackoffMode(now)));
-      }
+    if (gen === host.generation && this.pendingFiles > 0) {
+      const now = host.opts.clock.now();
+      this.timer.at(now + drainLogIntervalMs(host.opts.rng, this.schedule!.inBackoffMode(now)));
     }
   }
 
-  private async uploadOldest(files: LogFile[], dueAt: Millis): Promise<void> {
+  /** EVE's order within a tick: the oldest device file, then (if the device is still up) the oldest app file. */
+  private uploadDeviceThenApp(dueAt: Millis, gen: number): Promise<void> | undefined {
+    if (this.deviceFiles.length === 0) return this.uploadOldestApp(dueAt);
+    return this.uploadOldest(this.deviceFiles, dueAt).then(() =>
+      gen === this.host.generation ? this.uploadOldestApp(this.host.opts.clock.now()) : undefined,
+    );
+  }
+
+  private uploadOldestApp(dueAt: Millis): Promise<void> | undefined {
+    return this.appFiles.length > 0 ? this.uploadOldest(this.appFiles, dueAt) : undefined;
+  }
+
+  private uploadOldest(files: LogFile[], dueAt: Millis): Promise<void> {
     const host = this.host;
     const gen = host.generation;
     const file = files[0]!;
+    if (file.bytes !== undefined) return this.postFile(files, file, file.bytes, dueAt, gen);
+    return this.readSpilled(files, file).then((bytes) => (gen === host.generation ? this.postFile(files, file, bytes, dueAt, gen) : undefined));
+  }
+
+  private postFile(files: LogFile[], file: LogFile, bytes: Uint8Array, dueAt: Millis, gen: number): Promise<void> {
+    const host = this.host;
     const legacy = host.opts.behaviour.logFormat === 'legacy';
     const endpoint: EndpointKey = file.appUuid === undefined ? (legacy ? 'logs' : 'newlogs') : legacy ? 'applogs' : 'appnewlogs';
-    const path = v2Path(endpoint, host.uuid, file.appUuid);
-    const bytes = await this.bytesOf(files, file);
-    if (gen !== host.generation || bytes === undefined) return;
-    const answer = await host.sender.post(endpoint, path, bytes, dueAt);
-    if (gen !== host.generation) return;
+    let sent: Promise<Answer>;
+    try {
+      sent = host.sender.post(endpoint, v2Path(endpoint, host.uuid, file.appUuid), bytes, dueAt);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return sent.then((answer) => {
+      if (gen === host.generation) this.onUploadAnswer(files, file, dueAt, answer);
+    });
+  }
+
+  /** What an upload's answer does to the file and to EVE's upload schedule. */
+  private onUploadAnswer(files: LogFile[], file: LogFile, dueAt: Millis, answer: Answer): void {
+    const host = this.host;
     const now = host.opts.clock.now();
     const schedule = this.schedule!;
     host.counters.recordLogUpload({ bytes: file.size, status: answer?.status, latencyMs: now - dueAt, at: now, app: file.appUuid !== undefined });
@@ -282,18 +313,20 @@ export class LogUploader {
     // Other statuses (5xx): the same file is tried again on a later tick.
   }
 
-  /** A waiting file's bytes, read back from the spill when they are not in memory. */
-  private async bytesOf(files: LogFile[], file: LogFile): Promise<Uint8Array | undefined> {
-    if (file.bytes !== undefined) return file.bytes;
-    const spill = this.host.opts.logSpill;
+  /** A waiting file's bytes, read back from the spill (they are not in memory). */
+  private readSpilled(files: LogFile[], file: LogFile): Promise<Uint8Array> {
+    let read: Promise<Uint8Array>;
     try {
-      return await spill!.read(file.spilled!);
+      read = this.host.opts.logSpill!.read(file.spilled!);
     } catch (err) {
+      read = Promise.reject(err);
+    }
+    return read.then(undefined, (err: unknown) => {
       // The kept copy is unreadable: the file is lost (counted), and the error shows as a device error.
       this.remove(files, file);
       this.countUndelivered(file);
       throw err;
-    }
+    });
   }
 
   /**
@@ -454,4 +487,23 @@ export class LogUploader {
   private countUndelivered(f: LogFile): void {
     this.host.tally.addUndelivered('logs', 1, f.lines);
   }
+}
+
+/** Runs `run`, then `end` once it is over, however it ended: returned, threw or rejected (the error goes on after `end`). */
+function endingWith(run: () => Promise<void> | undefined, end: () => void): Promise<void> | undefined {
+  let running: Promise<void> | undefined;
+  try {
+    running = run();
+  } catch (err) {
+    end();
+    throw err;
+  }
+  if (running === undefined) {
+    end();
+    return undefined;
+  }
+  return running.then(end, (err: unknown) => {
+    end();
+    throw err;
+  });
 }

@@ -56,23 +56,43 @@ export class MetricsReporter {
     this.timer.at(now + metricsDelayMs(this.host.opts.rng, this.interval.seconds));
   }
 
-  private async tick(dueAt: Millis): Promise<void> {
+  // A chain of then() rather than an async function: a tick whose POST waits seconds for an
+  // in-flight slot holds only what its handler needs, not a suspended frame with every local.
+  private tick(dueAt: Millis): Promise<void> | undefined {
     const host = this.host;
     const now = host.opts.clock.now();
     this.rearm(now);
-    if (this.inFlight) return;
+    if (this.inFlight) return undefined;
     this.inFlight = true;
     const gen = host.generation;
-    let answer: Answer;
+    let sent: Promise<Answer>;
     try {
       const bytes = Msg.ZMetricMsg.encode(host.counters.build(host.metricsInput(), now, host.opts.rng));
-      answer = await host.sender.post('metrics', v2Path('metrics', host.uuid), bytes, dueAt);
-    } finally {
-      if (gen === host.generation) this.inFlight = false;
+      sent = host.sender.post('metrics', v2Path('metrics', host.uuid), bytes, dueAt);
+    } catch (err) {
+      this.postEnded(gen);
+      throw err;
     }
-    if (gen !== host.generation) return;
+    return sent.then(
+      (answer) => {
+        this.postEnded(gen);
+        if (gen === host.generation) this.onAnswer(answer);
+      },
+      (err: unknown) => {
+        this.postEnded(gen);
+        throw err;
+      },
+    );
+  }
+
+  /** The POST has ended: the next tick may send again (unless the device rebooted meanwhile). */
+  private postEnded(gen: number): void {
+    if (gen === this.host.generation) this.inFlight = false;
+  }
+
+  private onAnswer(answer: Answer): void {
     if (answer !== undefined && isSuccess(answer.status)) {
-      if (this.interval.onSendSuccess()) this.rearm(host.opts.clock.now());
+      if (this.interval.onSendSuccess()) this.rearm(this.host.opts.clock.now());
       return;
     }
     this.failed++;
