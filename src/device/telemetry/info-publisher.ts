@@ -138,13 +138,16 @@ export class InfoPublisher {
     }
     return sent.then(
       (answer) => {
+        if (gen !== this.host.generation) return undefined;
         let stop: boolean;
         try {
-          stop = gen !== this.host.generation || this.onSent(item, answer);
+          stop = this.onSent(item, answer);
         } catch (err) {
           this.passEnded(gen);
           throw err;
         }
+        // Reporting runs the device's own callbacks (the attestation certificates' outcome): if the device
+        // went down in one, its pass ended with that boot.
         if (gen !== this.host.generation) return undefined;
         if (stop) {
           this.passEnded(gen);
