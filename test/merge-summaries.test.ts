@@ -170,7 +170,7 @@ function processSummary(p: ShardPlan): RunSummary {
     devicesByApi: { v1, v2: p.devices.length - v1 },
     aggregate: agg,
     undelivered: { info: p.devices.length, logs: 2 },
-    generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 3 }, { worker: 1, eventLoopLagP99Ms: 4 }], mainEventLoopLagP99Ms: p.devices.length, cpuPercent: 10, rssPeakBytes: p.devices.length * 2 ** 20 },
+    generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 3 }, { worker: 1, eventLoopLagP99Ms: 4 }], mainEventLoopLagP99Ms: p.devices.length, cpuPercent: 10, machineCpuPercent: 50 + p.devices.length, rssPeakBytes: p.devices.length * 2 ** 20 },
   });
   const results = evaluateThresholds(thresholds, measured);
   return JSON.parse(summaryToJson({ ...measured, thresholds: results, exitCode: noThresholdFailed(results) ? 0 : 1 })) as RunSummary;
@@ -331,6 +331,8 @@ describe('merge of shard summaries', () => {
     expect(summary.endpoints.config!.rate).toBe(config.length / 61);
     expect(summary.generator.workers.map((w) => w.worker)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(summary.generator.mainEventLoopLagP99Ms).toBe(14);
+    // Shards may or may not share a machine: the busiest machine any of them saw.
+    expect(summary.generator.machineCpuPercent).toBe(64);
     // Each shard a process of its own: the peaks add up (1 MiB per device in these summaries).
     expect(summary.generator.rssPeakBytes).toBe(DEVICES * 2 ** 20);
   });

@@ -96,6 +96,17 @@ describe('renderReport', () => {
     expect(renderReport(stalled)).toContain('generator    not the bottleneck: worker event-loop lag p99 ≤ 60.0 ms, longest stall 155 ms (2 workers, main 2.00 ms), CPU 53%');
   });
 
+  it("names the whole machine's CPU beside the generator's, and blames the machine when it was full", () => {
+    const shared = sample({
+      target: 'https://127.0.0.1:8443',
+      generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 40 }, { worker: 1, eventLoopLagP99Ms: 60 }], mainEventLoopLagP99Ms: 2, cpuPercent: 70, machineCpuPercent: 95.5 },
+      endpoints: { ...sample().endpoints, config: { ...sample().endpoints.config!, unfinished: 9 } },
+    });
+    const text = renderReport(shared);
+    expect(text).toContain('generator    not the bottleneck: worker event-loop lag p99 ≤ 60.0 ms (2 workers, main 2.00 ms), CPU 70% (the whole machine 96%)');
+    expect(text).toContain("saturated    this machine's CPUs: the machine's CPUs were 96% busy, every process counted (this generator 70%, everything else 26%); 9 requests still unanswered at the end;");
+  });
+
   it('says when the generator was the bottleneck (event-loop lag or CPU)', () => {
     const lagging = sample({
       target: 'https://127.0.0.1:8443',

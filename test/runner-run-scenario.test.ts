@@ -4,7 +4,7 @@
 // Needs `npm run build` first (npm test does it through the pretest script).
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -109,6 +109,14 @@ describe('runScenario', () => {
     expect(s.generator.workers.map((w) => w.worker).sort()).toEqual([0, 1]);
     // Each worker's longest stall is measured, and no stall is shorter than its p99.
     for (const w of s.generator.workers) expect(w.eventLoopLagMaxMs).toBeGreaterThanOrEqual(w.eventLoopLagP99Ms);
+    // The whole machine's CPU over the run, every process counted (this one ran on it): a share of
+    // the same cores as cpuPercent, so absent only where the process may not use every CPU listed.
+    if (os.cpus().length === os.availableParallelism()) {
+      expect(s.generator.machineCpuPercent).toBeGreaterThan(0);
+      expect(s.generator.machineCpuPercent).toBeLessThanOrEqual(100);
+    } else {
+      expect(s.generator.machineCpuPercent).toBeUndefined();
+    }
     expect(s.durationMs).toBeGreaterThanOrEqual(5900);
     expect(s.target).toBe('embedded');
     // The report went to `out`, the summary JSON to its file, equal to what was returned.

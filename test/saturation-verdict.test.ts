@@ -89,6 +89,29 @@ describe('judgeSaturation', () => {
     expect(judgeGenerator({ ...FREE, workers: [{ worker: 3, eventLoopLagP99Ms: 20, busy: 0.89 }] }).bottleneck).toBe(false);
   });
 
+  it("the machine: the controller's signs while every core of the machine was nearly all busy", () => {
+    // fleet-100k.yaml on two cores: the generator 70 % of them, the sink controller beside it the rest.
+    const shared = { ...FREE, cpuPercent: 70, machineCpuPercent: 95.5 };
+    const v = judgeSaturation(run({ generator: shared, series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]), endpoints: { config: ep({ unfinished: 7, byError: { timeout: 2 } }) } }));
+    expect(v.verdict).toBe('machine');
+    expect(v.figures.machineCpuPercent).toBe(95.5);
+    expect(v.evidence).toEqual([
+      "the machine's CPUs were 96% busy, every process counted (this generator 70%, everything else 26%)",
+      'latency p99 climbed from 11.0 ms (first third of the run) to 800 ms (last third)',
+      '7 requests still unanswered at the end',
+      '2 requests timed out',
+      'the worker loops: worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 70%',
+      'the generator and the rest of the machine (a controller on it?) competed for the cores, so these latencies measure the machine as much as the controller',
+    ]);
+    // Just under the limit, or not measured (older summaries): the controller, as before.
+    expect(judgeSaturation(run({ generator: { ...shared, machineCpuPercent: 89.9 }, series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) })).verdict).toBe('controller');
+    expect(judgeSaturation(run({ generator: { ...FREE, cpuPercent: 70 }, series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) })).verdict).toBe('controller');
+    // A busy machine without the controller's signs is nobody's saturation.
+    expect(judgeSaturation(run({ generator: shared, series: series([10, 14, 11, 12, 15, 13, 12, 16, 14]) })).verdict).toBe('neither');
+    // The generator's own figures still come first.
+    expect(judgeSaturation(run({ generator: { ...shared, workers: [{ worker: 0, eventLoopLagP99Ms: 250 }] }, series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) })).verdict).toBe('generator');
+  });
+
   it('neither: latency steady, nothing unanswered, loops free', () => {
     const v = judgeSaturation(run({ series: series([10, 14, 11, 12, 15, 13, 12, 16, 14]) }));
     expect(v.verdict).toBe('neither');

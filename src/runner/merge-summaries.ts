@@ -236,6 +236,7 @@ function mergeGenerator(runs: readonly RunSummary[]): MeasuredRun['generator'] {
     workers,
     mainEventLoopLagP99Ms: Math.max(0, ...runs.map((r) => r.generator?.mainEventLoopLagP99Ms ?? 0)),
     cpuPercent: Math.max(0, ...runs.map((r) => r.generator?.cpuPercent ?? 0)),
+    ...mergedMachineCpu(runs),
     ...mergedRssPeak(runs),
     ...mergedTick(runs),
   };
@@ -248,6 +249,12 @@ function mergedTick(runs: readonly RunSummary[]): { tickMs?: number } {
   const ticks = new Set(runs.map((r) => r.generator?.tickMs ?? 0));
   const [only] = [...ticks];
   return ticks.size === 1 && only ? { tickMs: only } : {};
+}
+
+/** Shards may share a machine or not: the busiest machine any shard saw (absent when none reported one). */
+function mergedMachineCpu(runs: readonly RunSummary[]): { machineCpuPercent?: number } {
+  const seen = runs.map((r) => r.generator?.machineCpuPercent).filter((p): p is number => p !== undefined);
+  return seen.length > 0 ? { machineCpuPercent: Math.max(...seen) } : {};
 }
 
 function mergedRssPeak(runs: readonly RunSummary[]): { rssPeakBytes?: number } {

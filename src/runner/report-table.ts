@@ -230,6 +230,7 @@ function generatorLine(s: RunSummary): string {
     `generator    not the bottleneck: worker event-loop lag p99 ≤ ${formatMs(maxLag)} ms` +
     (stalls.length > 0 ? `, longest stall ${formatMs(Math.max(...stalls))} ms ` : ' ') +
     `(${g.workers.length} workers, main ${formatMs(g.mainEventLoopLagP99Ms)} ms), CPU ${g.cpuPercent.toFixed(0)}%` +
+    (g.machineCpuPercent !== undefined ? ` (the whole machine ${g.machineCpuPercent.toFixed(0)}%)` : '') +
     (g.rssPeakBytes !== undefined ? `, RSS peak ${formatBytes(g.rssPeakBytes)}` : '') +
     (g.tickMs ? `, wake-ups on a ${formatMs(g.tickMs)} ms tick` : '')
   );
@@ -238,6 +239,7 @@ function generatorLine(s: RunSummary): string {
 const SATURATED_WORDS: Record<SaturatedParty, string> = {
   controller: 'the controller',
   generator: 'the generator',
+  machine: "this machine's CPUs",
   neither: 'neither the controller nor the generator',
 };
 

@@ -1,7 +1,10 @@
 // The shape of the saturation verdict (saturation-verdict.ts) as the summary JSON carries it, apart
 // so that the summary's type can name it without importing the verdict's logic back.
 
-export type SaturatedParty = 'controller' | 'generator' | 'neither';
+/** 'machine': the controller's signs (latency climbing, timeouts, unanswered requests) while the
+ *  machine's CPUs were nearly all busy, every process counted: the generator and whatever else
+ *  ran here (a controller on the same machine) competed for them, so neither can be told apart. */
+export type SaturatedParty = 'controller' | 'generator' | 'machine' | 'neither';
 
 /** The figures the verdict was reached on. */
 export interface SaturationFigures {
@@ -11,6 +14,8 @@ export interface SaturationFigures {
   workerBusy?: number;
   /** Process CPU, percent of all cores. */
   cpuPercent: number;
+  /** The whole machine's CPUs, every process counted, percent (absent when not measured). */
+  machineCpuPercent?: number;
   /** All requests: latency p99, ms, and how many there were. */
   latencyP99Ms: number;
   requests: number;

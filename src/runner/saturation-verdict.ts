@@ -1,7 +1,8 @@
 // Who was saturated in a run, with the figures that say so: the generator (its workers' event loops
 // lagged or were busy nearly all the time: the figures understate the target), the controller
 // (latencies climbed, or requests timed out or never got an answer, while the workers' loops stayed
-// free), or neither. Pure: summary → verdict. The report prints it; the summary JSON carries it as
+// free), the machine (the controller's signs, but every core of the machine was nearly all busy:
+// the generator shared them with something, often the controller itself), or neither. Pure: summary → verdict. The report prints it; the summary JSON carries it as
 // `saturation`.
 
 import type { RunSummary } from './summary-json.js';
@@ -19,6 +20,9 @@ const CLIMB_FACTOR = 2;
 /** ... and at least this much higher, ms (a 2 ms → 5 ms change is noise, not saturation). */
 const CLIMB_MIN_MS = 50;
 
+/** The machine's CPUs this busy (percent, every process counted) leave the generator no room of its own. */
+export const MACHINE_BUSY_LIMIT_PERCENT = 90;
+
 /** Transport error codes that mean the controller did not answer in time. */
 const TIMEOUT_CODES = ['timeout', 'connect-timeout'];
 
@@ -34,6 +38,20 @@ export function judgeSaturation(s: Pick<RunSummary, 'generator' | 'overall' | 'e
   if (t && climbed(t)) controller.push(`latency p99 climbed from ${formatMs(t.firstP99Ms)} ms (first third of the run) to ${formatMs(t.lastP99Ms)} ms (last third)`);
   if (figures.unfinished > 0) controller.push(`${figures.unfinished} requests still unanswered at the end`);
   if (figures.timeouts > 0) controller.push(`${figures.timeouts} requests timed out`);
+  const machine = figures.machineCpuPercent;
+  if (controller.length > 0 && machine !== undefined && machine >= MACHINE_BUSY_LIMIT_PERCENT) {
+    const others = Math.max(0, machine - figures.cpuPercent);
+    return {
+      verdict: 'machine',
+      evidence: [
+        `the machine's CPUs were ${machine.toFixed(0)}% busy, every process counted (this generator ${figures.cpuPercent.toFixed(0)}%, everything else ${others.toFixed(0)}%)`,
+        ...controller,
+        `the worker loops: ${loops}`,
+        'the generator and the rest of the machine (a controller on it?) competed for the cores, so these latencies measure the machine as much as the controller',
+      ],
+      figures,
+    };
+  }
   if (controller.length > 0) return { verdict: 'controller', evidence: [...controller, `while the worker loops stayed free (${loops})`], figures };
   const steady = t
     ? `latency p99 steady (${formatMs(t.firstP99Ms)} ms in the first third, ${formatMs(t.lastP99Ms)} ms in the last)`
@@ -59,6 +77,7 @@ function saturationFigures(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoi
     workerLoopLagP99Ms: Math.max(0, ...workers.map((w) => w.eventLoopLagP99Ms)),
     ...(busy.length > 0 ? { workerBusy: Math.max(...busy) } : {}),
     cpuPercent: s.generator.cpuPercent,
+    ...(s.generator.machineCpuPercent !== undefined ? { machineCpuPercent: s.generator.machineCpuPercent } : {}),
     latencyP99Ms: s.overall.p99_ms,
     requests: s.overall.count,
     ...(trend ? { latencyTrend: trend } : {}),

@@ -90,6 +90,10 @@ export interface GeneratorHealth {
   mainEventLoopLagP99Ms: number;
   /** Process CPU time ÷ (wall time × cores) × 100: 100 means every core was busy all run. */
   cpuPercent: number;
+  /** The whole machine's CPUs over the same time, every process counted (os.cpus()), percent of
+   *  all of them: what cpuPercent leaves out is what else ran here (a controller on the same
+   *  machine, other tenants). Absent from older summaries and where the kernel lists no CPUs. */
+  machineCpuPercent?: number;
   /** Peak RSS of the generator process (all threads), sampled each second over the run and the
    *  drain (rss-peak.ts), bytes; absent from older summaries. */
   rssPeakBytes?: number;

@@ -88,7 +88,9 @@ export function generatorSection(s: RunSummary): string {
   const table =
     `<table class="grid workers"><thead><tr><th>worker</th><th class="num">loop lag p99 ms</th><th class="num">longest stall ms</th><th class="num">heap peak MiB</th><th class="num">KiB per device</th></tr></thead>` +
     `<tbody>${rows.join('')}</tbody></table>` +
-    `<p>main thread loop lag p99 ${formatMs(g.mainEventLoopLagP99Ms)} ms, CPU ${g.cpuPercent.toFixed(0)}% of ${s.machine.cpus} cores</p>`;
+    `<p>main thread loop lag p99 ${formatMs(g.mainEventLoopLagP99Ms)} ms, CPU ${g.cpuPercent.toFixed(0)}% of ${s.machine.cpus} cores` +
+    (g.machineCpuPercent !== undefined ? ` (every process on the machine: ${g.machineCpuPercent.toFixed(0)}%)` : '') +
+    `</p>`;
   return verdict + embedded + table;
 }
 

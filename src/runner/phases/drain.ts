@@ -4,11 +4,13 @@
 // past the end is given up on. What they handed back (final deltas, undelivered messages, health,
 // the drain) is collected by worker-results.ts.
 
+import os from 'node:os';
 import { DEFAULT_GRACEFUL_STOP_MS } from '../../scenario/scenario-defaults.js';
 import type { Drained, Servers, Started, Workers } from './phase-results.js';
 import type { RunContext } from './run-context.js';
 import { settleBy } from './settle-by.js';
 import { collectWorkerResults } from './worker-results.js';
+import { machineBusyPercent, sampleMachineCpu } from '../machine-cpu.js';
 
 /** How long workers get after the planned end to stop their devices and report. */
 const STOP_GRACE_MS = 30_000;
@@ -38,9 +40,10 @@ export async function drain(ctx: RunContext, servers: Servers, workers: Workers,
   // stopping takes a moment after it, which is not part of the run.
   const endMs = runPhase.windowEndMs();
   const cpu = process.cpuUsage(started.cpuStart);
+  const machineCpuPercent = machineBusyPercent(started.machineCpuStart, sampleMachineCpu(), os.availableParallelism());
   progress?.stop();
 
-  return { endMs, cpu, ...collectWorkerResults(results, gracefulStopMs, aggregate, err) };
+  return { endMs, cpu, machineCpuPercent, ...collectWorkerResults(results, gracefulStopMs, aggregate, err) };
 }
 
 function formatSeconds(ms: number): string {

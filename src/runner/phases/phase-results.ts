@@ -12,6 +12,7 @@ import type { RunPhaseEnd } from './run-phase-end.js';
 import type { SeriesRun } from '../series/series-run.js';
 import type { WorkerFigures } from './worker-results.js';
 import type { RssPeak } from '../rss-peak.js';
+import type { MachineCpuSample } from '../machine-cpu.js';
 
 /** start-servers: the target and what serves the run. */
 export interface Servers {
@@ -42,6 +43,8 @@ export interface Started {
   startAtMs: number;
   /** Process CPU use at the start, for the generator's CPU share. */
   cpuStart: NodeJS.CpuUsage;
+  /** The whole machine's CPU times at the start (machine-cpu.ts): what else used the cores. */
+  machineCpuStart: MachineCpuSample;
   /** The main thread's event-loop lag over the run. */
   mainLoop: LoopMonitor;
   /** When the run phase ends: the planned end, or earlier (RunScenarioOptions.endRunPhase). */
@@ -60,4 +63,6 @@ export interface Drained extends WorkerFigures {
   endMs: number;
   /** Process CPU use since the start. */
   cpu: NodeJS.CpuUsage;
+  /** The whole machine's CPUs, every process counted, busy this share since the start (percent), when the kernel reports them. */
+  machineCpuPercent: number | undefined;
 }

@@ -19,6 +19,7 @@ import { broadcast } from './start-workers.js';
 import { startSeries } from '../series/series-run.js';
 import { RssPeak } from '../rss-peak.js';
 import { STOP_SIGNALS } from './stop-signals.js';
+import { sampleMachineCpu } from '../machine-cpu.js';
 
 /** Lead time between the workers' 'go' and the start, so every worker gets the message first. */
 const GO_LEAD_MS = 250;
@@ -46,6 +47,7 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   const { progress, admin } = servers;
   const mainLoop = new LoopMonitor();
   const cpuStart = process.cpuUsage();
+  const machineCpuStart = sampleMachineCpu();
   const startAtMs = startInstant(ctx);
   broadcast(workers.ports, { type: 'go', startAtMs });
   const runPhase = new RunPhaseEnd(startAtMs, startAtMs + scenario.durationMs);
@@ -91,7 +93,7 @@ export function runTimeline(ctx: RunContext, servers: Servers, workers: Workers)
   cleanups.add(() => clearInterval(mainLoopSampler));
   const rss = new RssPeak();
   cleanups.add(() => void rss.stop());
-  return { startAtMs, cpuStart, mainLoop, runPhase, stopInterruptHandler, series, rss };
+  return { startAtMs, cpuStart, machineCpuStart, mainLoop, runPhase, stopInterruptHandler, series, rss };
 }
 
 function scheduleControllerTimeline(

@@ -48,6 +48,7 @@ export async function summarise(ctx: RunContext, servers: Servers, started: Star
       workers: drained.workerHealth,
       mainEventLoopLagP99Ms: round1(mainLoop.summary().p99Ms),
       cpuPercent: round1(((drained.cpu.user + drained.cpu.system) / 1000 / (wallMs * cores)) * 100),
+      ...(drained.machineCpuPercent !== undefined ? { machineCpuPercent: round1(drained.machineCpuPercent) } : {}),
       rssPeakBytes: started.rss.stop(),
       ...(opts.tickMs ? { tickMs: opts.tickMs } : {}),
     },
