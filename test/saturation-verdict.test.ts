@@ -112,6 +112,50 @@ describe('judgeSaturation', () => {
     expect(judgeSaturation(run({ generator: { ...shared, workers: [{ worker: 0, eventLoopLagP99Ms: 250 }] }, series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) })).verdict).toBe('generator');
   });
 
+  it("the generator: a worker's loop lagging through a good part of the run, though the whole run's p99 stayed under the limit", () => {
+    // fleet-100k.yaml on two cores: the whole run's p99 95.6 ms, but the second half lagged.
+    const lagged = (n: number, lagging: number[], over: Partial<RunInterval> = {}): RunSeries => ({
+      intervalMs: 1000,
+      events: [],
+      intervals: Array.from({ length: n }, (_, i) => ({
+        tMs: i * 1000,
+        durationMs: 1000,
+        phase: 'run' as const,
+        endpoints: {},
+        devices: {},
+        queued: {},
+        findings: {},
+        events: [],
+        workers: [
+          { worker: 0, loopP99Ms: 20, loopMaxMs: 40, busy: 0.8 },
+          { worker: 1, loopP99Ms: lagging.includes(i) ? 101 : 100, loopMaxMs: 300, busy: 0.8 },
+        ],
+        ...over,
+      })),
+    });
+    const five = [3, 10, 20, 30, 49];
+    const v = judgeSaturation(run({ generator: { ...FREE, machineCpuPercent: 97, cpuPercent: 73 }, series: lagged(50, five) }));
+    expect(v.verdict).toBe('generator');
+    expect(v.evidence).toEqual([
+      "a worker's event-loop lag p99 > 100 ms in 5 of the run's 50 seconds (10%)",
+      "the machine's CPUs were 97% busy, every process counted (this generator 73%, everything else 24%)",
+      'latencies and rates understate the target',
+    ]);
+    // Under a tenth of the run's intervals, or fewer than five of them: a GC pause now and then.
+    expect(judgeGenerator(FREE, lagged(60, five)).bottleneck).toBe(false);
+    expect(judgeGenerator(FREE, lagged(40, [1, 2, 3, 4])).bottleneck).toBe(false);
+    expect(judgeGenerator(FREE, lagged(50, five)).bottleneck).toBe(true);
+    // Only the run phase's intervals with worker figures count (the drain's are not the run's).
+    const drained = lagged(50, five);
+    for (const i of five) drained.intervals[i] = { ...drained.intervals[i]!, phase: 'drain' };
+    expect(judgeGenerator(FREE, drained).bottleneck).toBe(false);
+    const silent = lagged(50, five);
+    for (let i = 0; i < 50; i++) if (!five.includes(i)) silent.intervals[i] = { ...silent.intervals[i]!, workers: [] };
+    expect(judgeGenerator(FREE, silent).reasons).toEqual(["a worker's event-loop lag p99 > 100 ms in 5 of the run's 5 seconds (100%)"]);
+    // Merged intervals say so.
+    expect(judgeGenerator(FREE, { ...lagged(50, five), intervalMs: 5000 }).reasons[0]).toBe("a worker's event-loop lag p99 > 100 ms in 5 of the run's 50 5 s intervals (10%)");
+  });
+
   it('neither: latency steady, nothing unanswered, loops free', () => {
     const v = judgeSaturation(run({ series: series([10, 14, 11, 12, 15, 13, 12, 16, 14]) }));
     expect(v.verdict).toBe('neither');

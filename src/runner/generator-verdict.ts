@@ -1,8 +1,10 @@
 // Whether the generator itself limited the run: a worker whose event loop lagged (devices fired
-// late) or was busy nearly all the time, or a process using nearly every core. Pure: the summary's
-// generator figures → verdict with reasons. The report and the saturation verdict both use it.
+// late) over the run or through a good part of it, or was busy nearly all the time, or a process
+// using nearly every core. Pure: the summary's generator figures (and its time series, when it has
+// one) → verdict with reasons. The report and the saturation verdict both use it.
 
 import type { GeneratorHealth } from './summary-json.js';
+import type { RunSeries } from './run-series.js';
 import { formatMs } from './format-values.js';
 
 /** Event-loop lag p99 above this means devices fired late because the generator was busy. */
@@ -12,12 +14,21 @@ export const CPU_LIMIT_PERCENT = 90;
 /** A worker thread busy (event-loop utilisation) this share of the run or more was saturated. */
 export const BUSY_LIMIT = 0.9;
 
+/**
+ * A worker's loop-lag p99 over LAG_LIMIT_MS in this share of the run phase's intervals or more
+ * (and in at least LAGGING_INTERVALS_MIN of them) means devices fired late through a good part of
+ * the run, however the whole run's p99 came out: a fleet that outgrows its machine lags in its
+ * second half, which a p99 over all of it can still hide.
+ */
+export const LAGGING_INTERVALS_SHARE = 0.1;
+export const LAGGING_INTERVALS_MIN = 5;
+
 export interface GeneratorVerdict {
   bottleneck: boolean;
   reasons: string[];
 }
 
-export function judgeGenerator(g: GeneratorHealth): GeneratorVerdict {
+export function judgeGenerator(g: GeneratorHealth, series?: Pick<RunSeries, 'intervalMs' | 'intervals'>): GeneratorVerdict {
   const reasons: string[] = [];
   for (const w of g.workers) {
     if (w.eventLoopLagP99Ms > LAG_LIMIT_MS) {
@@ -27,8 +38,25 @@ export function judgeGenerator(g: GeneratorHealth): GeneratorVerdict {
       reasons.push(`worker ${w.worker} busy ${(w.busy * 100).toFixed(0)}% of the run ≥ ${(BUSY_LIMIT * 100).toFixed(0)}%`);
     }
   }
+  const lagging = series ? laggingIntervals(series) : undefined;
+  if (lagging && lagging.count >= LAGGING_INTERVALS_MIN && lagging.count >= LAGGING_INTERVALS_SHARE * lagging.of) {
+    const unit = series!.intervalMs === 1000 ? 'seconds' : `${series!.intervalMs / 1000} s intervals`;
+    reasons.push(`a worker's event-loop lag p99 > ${LAG_LIMIT_MS} ms in ${lagging.count} of the run's ${lagging.of} ${unit} (${((lagging.count / lagging.of) * 100).toFixed(0)}%)`);
+  }
   if (g.cpuPercent >= CPU_LIMIT_PERCENT) {
     reasons.push(`CPU ${g.cpuPercent.toFixed(0)}% of all cores ≥ ${CPU_LIMIT_PERCENT}%`);
   }
   return { bottleneck: reasons.length > 0, reasons };
+}
+
+/** Run-phase intervals with worker figures, and how many of them had a worker's loop-lag p99 over the limit. */
+function laggingIntervals(series: Pick<RunSeries, 'intervals'>): { count: number; of: number } {
+  let count = 0;
+  let of = 0;
+  for (const iv of series.intervals) {
+    if (iv.phase !== 'run' || iv.workers.length === 0) continue;
+    of++;
+    if (iv.workers.some((w) => w.loopP99Ms > LAG_LIMIT_MS)) count++;
+  }
+  return { count, of };
 }

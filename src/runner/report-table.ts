@@ -220,7 +220,7 @@ function thresholdLines(s: RunSummary): string[] {
 
 function generatorLine(s: RunSummary): string {
   const g = s.generator;
-  const v = judgeGenerator(g);
+  const v = judgeGenerator(g, s.series);
   if (v.bottleneck) {
     return `generator    WAS THE BOTTLENECK: ${v.reasons.join('; ')}. Latencies and rates above understate the target; use fewer devices or a bigger machine.`;
   }

@@ -29,22 +29,25 @@ const TIMEOUT_CODES = ['timeout', 'connect-timeout'];
 export function judgeSaturation(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoints' | 'series'>): SaturationVerdict {
   const figures = saturationFigures(s);
   const loops = loopsText(figures);
-  const generator = judgeGenerator(s.generator);
+  const generator = judgeGenerator(s.generator, s.series);
+  const machine = figures.machineCpuPercent;
+  const machineFull = machine !== undefined && machine >= MACHINE_BUSY_LIMIT_PERCENT;
+  const machineText = machineFull
+    ? `the machine's CPUs were ${machine.toFixed(0)}% busy, every process counted (this generator ${figures.cpuPercent.toFixed(0)}%, everything else ${Math.max(0, machine - figures.cpuPercent).toFixed(0)}%)`
+    : '';
   if (generator.bottleneck) {
-    return { verdict: 'generator', evidence: [...generator.reasons, 'latencies and rates understate the target'], figures };
+    return { verdict: 'generator', evidence: [...generator.reasons, ...(machineFull ? [machineText] : []), 'latencies and rates understate the target'], figures };
   }
   const controller: string[] = [];
   const t = figures.latencyTrend;
   if (t && climbed(t)) controller.push(`latency p99 climbed from ${formatMs(t.firstP99Ms)} ms (first third of the run) to ${formatMs(t.lastP99Ms)} ms (last third)`);
   if (figures.unfinished > 0) controller.push(`${figures.unfinished} requests still unanswered at the end`);
   if (figures.timeouts > 0) controller.push(`${figures.timeouts} requests timed out`);
-  const machine = figures.machineCpuPercent;
-  if (controller.length > 0 && machine !== undefined && machine >= MACHINE_BUSY_LIMIT_PERCENT) {
-    const others = Math.max(0, machine - figures.cpuPercent);
+  if (controller.length > 0 && machineFull) {
     return {
       verdict: 'machine',
       evidence: [
-        `the machine's CPUs were ${machine.toFixed(0)}% busy, every process counted (this generator ${figures.cpuPercent.toFixed(0)}%, everything else ${others.toFixed(0)}%)`,
+        machineText,
         ...controller,
         `the worker loops: ${loops}`,
         'the generator and the rest of the machine (a controller on it?) competed for the cores, so these latencies measure the machine as much as the controller',

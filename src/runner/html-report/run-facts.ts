@@ -73,7 +73,7 @@ export function devicesSection(s: RunSummary): string {
 
 export function generatorSection(s: RunSummary): string {
   const g = s.generator;
-  const v = judgeGenerator(g);
+  const v = judgeGenerator(g, s.series);
   const verdict = v.bottleneck
     ? `<p class="bad-text"><strong>The generator was the bottleneck:</strong> ${escapeHtml(v.reasons.join('; '))}. Latencies and rates understate the target; use fewer devices or a bigger machine.</p>`
     : `<p class="ok-text">The generator was not the bottleneck (worker event-loop lag p99 within ${LAG_LIMIT_MS} ms, CPU ${g.cpuPercent.toFixed(0)}% of all cores).</p>`;
