@@ -309,6 +309,42 @@ describe('ShardRunner', () => {
     expect(result.drain!.ms).toBeLessThan(60_000);
   });
 
+  it("ends the worker's loop figures with the drain: the shutdown's stall is not the run's", async () => {
+    // A device whose stop() holds the thread, as 200,000 waiting requests failed at once did after
+    // fleet-100k overloaded its machine (a 28 s stall reported as the run's longest).
+    const STALL_MS = 1500;
+    class SlowStopDevice extends FakeDevice {
+      override stop(): void {
+        super.stop();
+        const until = performance.now() + STALL_MS;
+        while (performance.now() < until) {
+          // holds the event loop, as a long synchronous shutdown does
+        }
+      }
+    }
+    const task: ShardTask = {
+      workerId: 1,
+      scenario: scenario({ durationMs: 300, gracefulStopMs: 0, groups: [group('a', 1)], timeline: [] }),
+      shard: { firstIndex: 0, count: 1, stride: 1 },
+      target: { url: 'https://127.0.0.1:1', rootCaPem: 'PEM', insecure: false },
+    };
+    // Closing a real pool takes I/O, so the loop's timers run (and would record the stall) before the worker reports.
+    class PoolLikeTransport extends FakeTransport {
+      override async destroy() {
+        await new Promise((r) => setTimeout(r, 50));
+        this.destroyed = true;
+      }
+    }
+    const runner = new ShardRunner(task, { createDevice: (o) => new SlowStopDevice(o), createTransport: () => new PoolLikeTransport(), post: () => {} });
+    await runner.prepare();
+    const t0 = Date.now();
+    const result = await runner.run(t0);
+    // The stall did happen (the run took it), but after the loop's figures were taken.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(STALL_MS);
+    expect(result.loop.maxMs).toBeLessThan(STALL_MS / 2);
+    expect(result.finalDelta.loop.maxMs).toBeLessThan(STALL_MS / 2);
+  });
+
   it('hands --log-memory and the spill file to every device, and sums their waiting log files at the memory sample', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'evesim-shard-logmem-'));
     try {

@@ -338,6 +338,12 @@ export class ShardRunner {
     if (!this.stopped) sender.send(false);
     // Graceful stop (skipped when interrupted): devices deliver their queues, up to the limit.
     const drain = this.stopped ? undefined : await this.drainDevices(task.scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS);
+    // The loop's figures end with the drain: what follows is the worker's own shutdown (every device
+    // stopped, every waiting request failed at once), when no device is due. After a run that
+    // overloaded its machine that took 23-28 s with 200,000 requests waiting in a worker, and it
+    // showed as the run's longest stall.
+    const loop = this.loop.summary();
+    this.loop.stop();
 
     // Stop: devices first (they stop asking), then the scheduler, then the figures.
     for (let local = 0; local < this.devices.length; local++) {
@@ -375,8 +381,6 @@ export class ShardRunner {
     await this.lpsFleet.destroy();
     await this.closeDiskStates();
     this.logSpill?.close();
-    const loop = this.loop.summary();
-    this.loop.stop();
     const faults = this.faults.tallies(Array.from({ length: this.size }, (_, local) => this.indexOf(local)));
     return {
       workerId: task.workerId,
