@@ -145,8 +145,11 @@ describe('InFlightGate.close', () => {
     const gate = new InFlightGate(inner, { now: () => 0 }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
     void gate.request(req(1, '/sent'));
     const waiting = gate.request(req(2, '/waiting'));
+    const alsoWaiting = gate.request(req(3, '/also-waiting'));
     gate.close();
-    await expect(waiting).rejects.toSatisfy((e: unknown) => e instanceof TransportError && e.code === 'closed');
+    const closed = (e: unknown) => e instanceof TransportError && e.code === 'closed' && /in-flight slot \(closed, 2 waiting\)/.test(e.message);
+    await expect(waiting).rejects.toSatisfy(closed);
+    await expect(alsoWaiting).rejects.toSatisfy(closed);
     expect(gate.waiting).toBe(0);
     expect(inner.order).toEqual(['/sent']);
   });
