@@ -65,6 +65,25 @@ describe('InFlightGate', () => {
     expect(gate.inFlight).toBe(0);
   });
 
+  it('measures the wait for a slot apart from the time on the wire, requests still in flight counted up to now', async () => {
+    const inner = new HeldTransport();
+    let t = 1000;
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
+    const done = [gate.request(req(0, '/a')), gate.request(req(1, '/b')), gate.request(req(2, '/c'))];
+    t += 10; // /a answered after 10 ms; /b then waited 10 ms
+    inner.answer();
+    await tick();
+    t += 20; // /b answered after 20 ms; /c waited 30 ms
+    inner.answer();
+    await tick();
+    t += 5; // /c on the wire for 5 ms so far
+    expect(gate.stats()).toMatchObject({ requests: 3, waited: 2, waitMsTotal: 40, handedOn: 3, handedOnMsTotal: 35 });
+    t += 5;
+    inner.answer();
+    await Promise.all(done);
+    expect(gate.stats()).toMatchObject({ requests: 3, waitMsTotal: 40, handedOn: 3, handedOnMsTotal: 40 });
+  });
+
   it('a device at its own cap waits while other devices pass', async () => {
     const inner = new HeldTransport();
     const gate = new InFlightGate(inner, { now: () => 0 }, { maxInFlight: 10, maxPerDevice: 2, timeoutMs: 60_000 });

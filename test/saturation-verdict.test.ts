@@ -156,6 +156,27 @@ describe('judgeSaturation', () => {
     expect(judgeGenerator(FREE, { ...lagged(50, five), intervalMs: 5000 }).reasons[0]).toBe("a worker's event-loop lag p99 > 100 ms in 5 of the run's 50 5 s intervals (10%)");
   });
 
+  it("the generator's in-flight caps: requests waited far longer for a slot than the controller took to answer", () => {
+    const gate = { maxInFlight: 2, maxPerDevice: 8, peak: 2, peakPerDevice: 1, queuePeak: 5000, waited: 9000, worstWaitMs: 43_000, timedOutWaiting: 0 };
+    const capped = (waitMsTotal: number, handedOnMsTotal: number): GeneratorHealth => ({
+      ...FREE,
+      workers: FREE.workers.map((w) => ({ ...w, inFlight: { ...gate, requests: 10_000, waitMsTotal, handedOn: 10_000, handedOnMsTotal } })),
+    });
+    // 2 s of wait a request against 1.5 ms on the wire, while latency climbed: the caps, not the controller.
+    const v = judgeSaturation(run({ generator: capped(20_000_000, 15_000), series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) }));
+    expect(v.verdict).toBe('generator');
+    expect(v.evidence).toEqual([
+      'requests waited 2000 ms on average for an in-flight slot (--max-in-flight 2 per worker), 1.50 ms from hand-on to answer: the caps set the pace, not the controller',
+      "latencies include the generator's own queue and rates are the caps', not the fleet's: raise --max-in-flight or add workers",
+    ]);
+    expect(judgeGenerator(capped(20_000_000, 15_000)).inFlightCapped).toBe(true);
+    // A slow controller fills the caps too, but then its answers take of the wait's order: not the caps.
+    expect(judgeSaturation(run({ generator: capped(20_000_000, 15_000_000), series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) })).verdict).toBe('controller');
+    // Short waits are no finding (49 ms a request on average), and nor are summaries without the totals.
+    expect(judgeGenerator(capped(490_000, 100)).bottleneck).toBe(false);
+    expect(judgeGenerator({ ...FREE, workers: FREE.workers.map((w) => ({ ...w, inFlight: gate })) }).bottleneck).toBe(false);
+  });
+
   it('neither: latency steady, nothing unanswered, loops free', () => {
     const v = judgeSaturation(run({ series: series([10, 14, 11, 12, 15, 13, 12, 16, 14]) }));
     expect(v.verdict).toBe('neither');

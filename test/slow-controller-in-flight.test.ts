@@ -92,6 +92,13 @@ describe('a slow controller and --max-in-flight', () => {
       // wait (it counts from the due time, which is before the wait began).
       expect(s.endpoints.certs!.max_ms).toBeGreaterThanOrEqual(gate.worstWaitMs);
       expect(s.endpoints.certs!.unfinished).toBeGreaterThan(DEVICES / 2);
+      // The wait and the time on the wire apart: every request the server held took its 1.5 s
+      // there (those still held at the end count up to then), so the verdict does not blame the
+      // caps for a slow controller.
+      expect(gate.requests).toBeGreaterThanOrEqual(Math.max(gate.handedOn!, gate.waited));
+      expect(gate.handedOnMsTotal! / gate.handedOn!).toBeGreaterThan(1000);
+      expect(gate.waitMsTotal! / gate.requests!).toBeGreaterThan(500);
+      expect(s.saturation?.verdict).not.toBe('generator');
       // Bounded memory while the controller is slow: the worker's heap peak stays small.
       expect(s.generator.workers[0]!.heapPeakMiB).toBeLessThan(128);
       // The memory sample (taken when the run phase ended) carries the process figures.

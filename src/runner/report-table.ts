@@ -10,12 +10,12 @@ import { formatBytes, formatMs } from './format-values.js';
 import { drainTableLines } from './drain-table.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
 import { findingKindLines } from './finding-report.js';
-import { judgeGenerator } from './generator-verdict.js';
+import { generatorAdvice, judgeGenerator } from './generator-verdict.js';
 import { judgeSaturation } from './saturation-verdict.js';
 import type { SaturatedParty } from './saturation-types.js';
 import { machineText } from './machine-text.js';
 
-export { BUSY_LIMIT, CPU_LIMIT_PERCENT, judgeGenerator, LAG_LIMIT_MS, type GeneratorVerdict } from './generator-verdict.js';
+export { BUSY_LIMIT, CPU_LIMIT_PERCENT, generatorAdvice, judgeGenerator, LAG_LIMIT_MS, type GeneratorVerdict } from './generator-verdict.js';
 
 export function renderReport(s: RunSummary): string {
   const out: string[] = [];
@@ -222,7 +222,7 @@ function generatorLine(s: RunSummary): string {
   const g = s.generator;
   const v = judgeGenerator(g, s.series);
   if (v.bottleneck) {
-    return `generator    WAS THE BOTTLENECK: ${v.reasons.join('; ')}. Latencies and rates above understate the target; use fewer devices or a bigger machine.`;
+    return `generator    WAS THE BOTTLENECK: ${v.reasons.join('; ')}. ${generatorAdvice(v)}`;
   }
   const maxLag = g.workers.length > 0 ? Math.max(...g.workers.map((w) => w.eventLoopLagP99Ms)) : 0;
   const stalls = g.workers.flatMap((w) => (w.eventLoopLagMaxMs === undefined ? [] : [w.eventLoopLagMaxMs]));

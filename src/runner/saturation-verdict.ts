@@ -36,7 +36,11 @@ export function judgeSaturation(s: Pick<RunSummary, 'generator' | 'overall' | 'e
     ? `the machine's CPUs were ${machine.toFixed(0)}% busy, every process counted (this generator ${figures.cpuPercent.toFixed(0)}%, everything else ${Math.max(0, machine - figures.cpuPercent).toFixed(0)}%)`
     : '';
   if (generator.bottleneck) {
-    return { verdict: 'generator', evidence: [...generator.reasons, ...(machineFull ? [machineText] : []), 'latencies and rates understate the target'], figures };
+    // Capped: the latencies hold the generator's own queue, so they overstate the controller's.
+    const closing = generator.inFlightCapped
+      ? "latencies include the generator's own queue and rates are the caps', not the fleet's: raise --max-in-flight or add workers"
+      : 'latencies and rates understate the target';
+    return { verdict: 'generator', evidence: [...generator.reasons, ...(machineFull ? [machineText] : []), closing], figures };
   }
   const controller: string[] = [];
   const t = figures.latencyTrend;

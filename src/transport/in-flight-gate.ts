@@ -52,6 +52,15 @@ export interface InFlightStats {
   worstWaitMs: number;
   /** Requests whose deadline passed while they waited (failed as 'timeout', never sent). */
   timedOutWaiting: number;
+  /** Requests the gate was asked for, at once or after a wait. */
+  requests?: number;
+  /** Sum of every wait for a slot, ms (waits cut short by a deadline or by close() included). */
+  waitMsTotal?: number;
+  /** Requests handed on, ended or still in flight, and the sum of their times from hand-on to end
+   *  (or to now), ms: the wire, the controller and the client stack, without the wait. Apart from
+   *  the wait so a run can tell the gate's own queue from a slow controller (generator-verdict.ts). */
+  handedOn?: number;
+  handedOnMsTotal?: number;
 }
 
 interface Waiting {
@@ -88,14 +97,20 @@ export class InFlightGate implements Transport {
   /** The one deadline timer, armed for the earliest deadline among waiting requests (or none). */
   private deadlineTimer: NodeJS.Timeout | undefined;
   private deadlineTimerAt = Infinity;
-  private readonly figures: Omit<InFlightStats, 'maxInFlight' | 'maxPerDevice'> = {
+  private readonly figures: Required<Omit<InFlightStats, 'maxInFlight' | 'maxPerDevice'>> = {
     peak: 0,
     peakPerDevice: 0,
     queuePeak: 0,
     waited: 0,
     worstWaitMs: 0,
     timedOutWaiting: 0,
+    requests: 0,
+    waitMsTotal: 0,
+    handedOn: 0,
+    handedOnMsTotal: 0,
   };
+  /** Sum of the hand-on times of the requests in flight now: their time so far without a list. */
+  private activeHandedOnAtSum = 0;
 
   constructor(
     private readonly inner: Transport,
@@ -109,6 +124,7 @@ export class InFlightGate implements Transport {
   }
 
   request(req: TransportRequest): Promise<TransportResponse> {
+    this.figures.requests++;
     // pump() runs whenever a slot frees, so while a slot is free every waiting request is one whose
     // device is at its own cap: one with a slot may pass them, its own device's waiting ones not.
     if (this.hasSlot(req.deviceIndex)) return this.handOn(req);
@@ -155,7 +171,15 @@ export class InFlightGate implements Transport {
   }
 
   stats(): InFlightStats {
-    return { maxInFlight: this.opts.maxInFlight, maxPerDevice: this.opts.maxPerDevice, ...this.figures };
+    // Requests still in flight count with their time so far: a controller that holds them shows.
+    const soFar = this.active * this.clock.now() - this.activeHandedOnAtSum;
+    return {
+      maxInFlight: this.opts.maxInFlight,
+      maxPerDevice: this.opts.maxPerDevice,
+      ...this.figures,
+      handedOn: this.figures.handedOn + this.active,
+      handedOnMsTotal: this.figures.handedOnMsTotal + soFar,
+    };
   }
 
   private hasSlot(device: number): boolean {
@@ -169,6 +193,8 @@ export class InFlightGate implements Transport {
     this.active++;
     if (this.active > this.figures.peak) this.figures.peak = this.active;
     if (mine > this.figures.peakPerDevice) this.figures.peakPerDevice = mine;
+    const handedOnAt = this.clock.now();
+    this.activeHandedOnAtSum += handedOnAt;
     let sent: Promise<TransportResponse>;
     try {
       sent = this.inner.request(req);
@@ -179,17 +205,20 @@ export class InFlightGate implements Transport {
     // closures per request, on every request of a run.
     return sent.then(
       (res) => {
-        this.release(device);
+        this.release(device, handedOnAt);
         return res;
       },
       (err: unknown) => {
-        this.release(device);
+        this.release(device, handedOnAt);
         throw err;
       },
     );
   }
 
-  private release(device: number): void {
+  private release(device: number, handedOnAt: Millis): void {
+    this.figures.handedOn++;
+    this.figures.handedOnMsTotal += this.clock.now() - handedOnAt;
+    this.activeHandedOnAtSum -= handedOnAt;
     this.active--;
     this.byDevice.set(device, this.byDevice.get(device)! - 1);
     this.pump();
@@ -269,6 +298,7 @@ export class InFlightGate implements Transport {
   /** How long `w` has waited, ms, kept if it is the worst yet. */
   private noteWait(w: Waiting): number {
     const waitedMs = this.clock.now() - w.askedAt;
+    this.figures.waitMsTotal += waitedMs;
     if (waitedMs > this.figures.worstWaitMs) this.figures.worstWaitMs = waitedMs;
     return waitedMs;
   }

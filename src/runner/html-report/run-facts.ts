@@ -3,7 +3,7 @@
 // fragments, every summary string escaped.
 
 import type { RunSummary } from '../summary-json.js';
-import { judgeGenerator, LAG_LIMIT_MS } from '../report-table.js';
+import { generatorAdvice, judgeGenerator, LAG_LIMIT_MS } from '../report-table.js';
 import { formatMs } from '../format-values.js';
 import { escapeHtml } from './html-escape.js';
 import { formatNumber, inlineText } from './generic-section.js';
@@ -75,7 +75,7 @@ export function generatorSection(s: RunSummary): string {
   const g = s.generator;
   const v = judgeGenerator(g, s.series);
   const verdict = v.bottleneck
-    ? `<p class="bad-text"><strong>The generator was the bottleneck:</strong> ${escapeHtml(v.reasons.join('; '))}. Latencies and rates understate the target; use fewer devices or a bigger machine.</p>`
+    ? `<p class="bad-text"><strong>The generator was the bottleneck:</strong> ${escapeHtml(v.reasons.join('; '))}. ${escapeHtml(generatorAdvice(v).replace(' above', ''))}</p>`
     : `<p class="ok-text">The generator was not the bottleneck (worker event-loop lag p99 within ${LAG_LIMIT_MS} ms, CPU ${g.cpuPercent.toFixed(0)}% of all cores).</p>`;
   const embedded = s.target === 'embedded' ? '<p class="muted">The embedded controller ran on the same machine and shared its CPU with the generator.</p>' : '';
   const rows = g.workers.map(

@@ -71,7 +71,7 @@ export function collectWorkerResults(
             },
           }
         : {}),
-      ...(res.inFlight ? { inFlight: { ...res.inFlight, worstWaitMs: round1(res.inFlight.worstWaitMs) } } : {}),
+      ...(res.inFlight ? { inFlight: roundedInFlight(res.inFlight) } : {}),
     });
     if (res.record) {
       err(`evesim: recorded ${res.record.exchanges} exchanges in ${res.record.dir}${res.record.dropped ? ` (${res.record.dropped} dropped)` : ''}\n`);
@@ -107,5 +107,15 @@ function drainSummary(results: ShardResult[], gracefulStopMs: number, workerFail
     durationMs: Math.round(Math.max(...drained.map((r) => r.drain!.ms))),
     complete: !workerFailed && drained.length === results.length && drained.every((r) => r.drain!.complete),
     leftAtStop,
+  };
+}
+
+/** The gate's figures with its milliseconds to a tenth, as the summary's other times. */
+function roundedInFlight(f: import('../../transport/in-flight-gate.js').InFlightStats): import('../../transport/in-flight-gate.js').InFlightStats {
+  return {
+    ...f,
+    worstWaitMs: round1(f.worstWaitMs),
+    ...(f.waitMsTotal !== undefined ? { waitMsTotal: round1(f.waitMsTotal) } : {}),
+    ...(f.handedOnMsTotal !== undefined ? { handedOnMsTotal: round1(f.handedOnMsTotal) } : {}),
   };
 }
