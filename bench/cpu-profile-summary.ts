@@ -11,23 +11,64 @@ export interface ProfileNode {
   children?: number[];
 }
 
-interface Profile {
+export interface Profile {
   nodes: ProfileNode[];
+  /** The profiler's clock (µs) at its start and its end. */
+  startTime?: number;
+  endTime?: number;
   samples?: number[];
   timeDeltas?: number[];
 }
 
-/** Lines describing the top `top` functions and files by self time. */
-export function summarizeCpuProfile(file: string, top: number): string[] {
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  // Self time per node: sum of the time deltas of its samples (µs), else hit counts.
+/** A stretch of a profile, on the profiler's own clock (µs, as `startTime` and `endTime`). */
+export interface ProfileWindow {
+  fromUs: number;
+  toUs: number;
+}
+
+/**
+ * A stretch of wall-clock time (ms since the epoch) as a window on a profile's clock, given the
+ * wall-clock instant the profiled process was started: `node --cpu-prof` starts its profiler as
+ * the process boots, so the two clocks are set against each other there (off by the tens of ms a
+ * boot takes before the profiler runs; its end is a worse anchor, since a large profile takes
+ * seconds to write before the process exits).
+ */
+export function wallWindow(prof: Pick<Profile, 'startTime'>, startWallMs: number, fromWallMs: number, toWallMs: number): ProfileWindow {
+  if (prof.startTime === undefined) throw new Error('the profile has no startTime, so wall-clock times cannot be placed on it');
+  return { fromUs: prof.startTime + (fromWallMs - startWallMs) * 1000, toUs: prof.startTime + (toWallMs - startWallMs) * 1000 };
+}
+
+/**
+ * Self time per node (µs): the sum of the time deltas of its samples, else hit counts. With a
+ * window, only the samples taken inside it (a sample's time is startTime plus the deltas up to it;
+ * its delta is the time it stands for).
+ */
+export function selfTimes(prof: Profile, window?: ProfileWindow): Map<number, number> {
   const self = new Map<number, number>();
   if (prof.samples && prof.timeDeltas) {
-    prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas![i + 1] ?? 0)));
+    if (window && prof.startTime === undefined) throw new Error('the profile has no startTime, so a window cannot be placed on it');
+    let t = prof.startTime ?? 0;
+    prof.samples.forEach((id, i) => {
+      t += prof.timeDeltas![i] ?? 0;
+      if (window && (t < window.fromUs || t >= window.toUs)) return;
+      self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas![i + 1] ?? 0));
+    });
   } else {
+    if (window) throw new Error('the profile has no samples, so a window cannot be taken of it');
     for (const n of prof.nodes) self.set(n.id, n.hitCount ?? 0);
   }
+  return self;
+}
+
+/** Lines describing the top `top` functions and files by self time (inside `window` when given). */
+export function summarizeCpuProfile(file: string, top: number, window?: ProfileWindow): string[] {
+  return summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as Profile, top, window);
+}
+
+/** The same, of a profile already read. */
+export function summarizeProfile(prof: Profile, top: number, window?: ProfileWindow): string[] {
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = selfTimes(prof, window);
   let total = 0;
   const byFn = new Map<string, number>();
   const byFile = new Map<string, number>();
@@ -47,7 +88,7 @@ export function summarizeCpuProfile(file: string, top: number): string[] {
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([k, v]) => `  ${((v / busy) * 100).toFixed(1).padStart(5)} %  ${k}`);
-  return [`self time, shares of the busy (non-idle) samples: by source file`, ...rows(byFile), `by function`, ...rows(byFn)];
+  return [`self time, shares of the busy (non-idle) samples (${(busy / 1e6).toFixed(1)} s busy of ${(total / 1e6).toFixed(1)} s sampled): by source file`, ...rows(byFile), `by function`, ...rows(byFn)];
 }
 
 /** A frame's source file (after dist/ or node_modules/), or a native frame's own name in brackets. */

@@ -22,7 +22,7 @@
 // and a second invocation with --dir only loads them.
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, openSync, closeSync, readdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -52,6 +52,7 @@ import {
   type Step,
   type WindowLag,
 } from './fleet-capacity-figures.js';
+import { summarizeProfile, wallWindow, type Profile } from './cpu-profile-summary.js';
 import { describeGc, longLived, summariseGc, type IsolateGc } from './gc-trace.js';
 import { describeSecond, readThreadSample, windowThreads, type ThreadSample, type WindowThreads } from './thread-schedule.js';
 
@@ -62,7 +63,8 @@ const USAGE = `fleet-capacity: generator CPU and RSS per device at EVE's default
   node dist/bench/fleet-capacity.js --sizes 5000,5000 --baseline-node-options="--max-semi-space-size=64"
   node dist/bench/fleet-capacity.js --sizes 32000 --baseline-env EVESIM_HEAP_GROWING_PERCENT=0   (V8's own heap growth first)
   node dist/bench/fleet-capacity.js --sizes 13000 --workers 1 --trace-gc   (GC per worker thread, gc-trace.ts)
-  node dist/bench/fleet-capacity.js --sizes 10000 --controller verified   (the verifying controller's CPU per request at the fleet's mix)`;
+  node dist/bench/fleet-capacity.js --sizes 10000 --controller verified   (the verifying controller's CPU per request at the fleet's mix)
+  node dist/bench/fleet-capacity.js --sizes 10000 --controller verified --controller-cpu-prof DIR   (and where its time goes in the steady window)`;
 checkBenchArgs(USAGE, [
   'find-max',
   'trace-gc',
@@ -79,6 +81,7 @@ checkBenchArgs(USAGE, [
   'workers=',
   'verify-sample=',
   'controller=',
+  'controller-cpu-prof=',
   'baseline-node-options=',
   'baseline-env=',
   'tick=',
@@ -131,6 +134,10 @@ const verifySample = stringArg('verify-sample', '1%');
 // request at the fleet's mix of requests, the figure issue 11's controller goal is stated in).
 const controllerMode = stringArg('controller', 'sink');
 if (controllerMode !== 'sink' && controllerMode !== 'verified') throw new Error(`--controller must be sink or verified, got "${controllerMode}"`);
+// --controller-cpu-prof DIR: the controller runs under `node --cpu-prof`; when it exits, its profile
+// is summarised over each size's steady window only (onboarding and the drain left out).
+const controllerProfDir = optionalStringArg('controller-cpu-prof');
+if (controllerProfDir !== undefined) mkdirSync(resolve(controllerProfDir), { recursive: true });
 const controllerText = controllerMode === 'sink' ? `evesim controller --sink (verifies ${verifySample})` : 'evesim controller (verifies every request, signs every answer)';
 // Another checkout of evesim (built) whose generator runs each size too, just before this one's,
 // against the same controller: a before/after comparison measured in the same run.
@@ -249,12 +256,18 @@ interface Controller {
   rootCa: string;
   onboardCert: string;
   onboardKey: string;
+  /** The steady windows of the runs it served (wall clock), for --controller-cpu-prof. */
+  windows: { label: string; fromWallMs: number; toWallMs: number }[];
+  /** When the process was spawned (wall clock): where its profile's clock starts. */
+  spawnedWallMs: number;
 }
 
 async function startController(): Promise<Controller> {
   const [port, v1Port, adminPort] = await freePorts(3);
   const mode = controllerMode === 'sink' ? ['--sink', '--verify-sample', verifySample] : [];
-  const args = [cli, 'controller', ...mode, '--port', String(port), '--v1-port', String(v1Port), '--admin-port', String(adminPort), '--state-dir', join(dir, 'controller')];
+  const prof = controllerProfDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', resolve(controllerProfDir)] : [];
+  const args = [...prof, cli, 'controller', ...mode, '--port', String(port), '--v1-port', String(v1Port), '--admin-port', String(adminPort), '--state-dir', join(dir, 'controller')];
+  const spawnedWallMs = Date.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
@@ -267,7 +280,7 @@ async function startController(): Promise<Controller> {
     await new Promise((r) => setTimeout(r, 100));
   }
   const m = (re: RegExp) => re.exec(out)!;
-  return { child, url: m(need[0]!)[1]!, adminUrl: m(need[1]!)[1]!, rootCa: m(need[2]!)[1]!, onboardCert: m(need[3]!)[1]!, onboardKey: m(need[3]!)[2]! };
+  return { child, url: m(need[0]!)[1]!, adminUrl: m(need[1]!)[1]!, rootCa: m(need[2]!)[1]!, onboardCert: m(need[3]!)[1]!, onboardKey: m(need[3]!)[2]!, windows: [], spawnedWallMs };
 }
 
 /** One size; a size whose figures cannot be had is reported with the reason, and the others go on. */
@@ -342,6 +355,7 @@ async function runSize(ctl: Controller, devices: number, baseline: boolean): Pro
   if ('none' in steady) return { ...result, problem: steady.none };
   const { window: w } = steady;
   const at = (ms: number) => startMs + ms;
+  ctl.windows.push({ label: `${tag} devices`, fromWallMs: at(w.fromMs), toWallMs: at(w.toMs) });
   const cpuS = cpuSecondsAt(genSamples, at(w.toMs)) - cpuSecondsAt(genSamples, at(w.fromMs));
   const systemS = cpuSecondsAt(genSamples, at(w.toMs), 'systemS') - cpuSecondsAt(genSamples, at(w.fromMs), 'systemS');
   const requests = requestsInWindow(summary.series!.intervals, w);
@@ -444,11 +458,30 @@ await signedRequestFloorUs(ctl.url, ctl.rootCa, { rounds: 7 });
  * 148.1 ms, and the sink 92 then 99 µs per request (2026-11-28).
  */
 async function freshController(): Promise<void> {
-  const old = ctl.child;
-  old.kill('SIGTERM');
-  if (old.exitCode === null) await new Promise((r) => old.once('exit', r));
-  children.delete(old);
+  await stopController(ctl);
   ctl = await startController();
+}
+
+/** Ends a controller process; with --controller-cpu-prof, prints where its time went in each steady window it served. */
+async function stopController(c: Controller): Promise<void> {
+  const child = c.child;
+  const exited = child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+  children.delete(child);
+  if (controllerProfDir === undefined || c.windows.length === 0) return;
+  const profDir = resolve(controllerProfDir);
+  // node --cpu-prof names its file CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile
+  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(child.pid));
+  if (!file) {
+    console.log(`  controller profile: no profile of pid ${child.pid} in ${profDir} (did it exit cleanly?)`);
+    return;
+  }
+  const prof = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as Profile;
+  for (const w of c.windows) {
+    console.log(`\n  the controller's CPU profile (${join(profDir, file)}) over the steady window of the ${w.label} run:`);
+    for (const line of summarizeProfile(prof, 25, wallWindow(prof, c.spawnedWallMs, w.fromWallMs, w.toWallMs))) console.log(`  ${line}`);
+  }
 }
 const results: SizeResult[] = [];
 const baselines: SizeResult[] = [];
@@ -499,5 +532,5 @@ try {
   writeFileSync(join(dir, 'fleet-capacity.json'), JSON.stringify({ machine: machineDescription(), scenarioFile, controller: controllerText, durationMs, settleMs, results, ...(baselineRepo ? { baselineRepo, baselines } : {}) }, null, 2));
   console.log(`\nfigures as JSON: ${join(dir, 'fleet-capacity.json')}`);
 } finally {
-  ctl.child.kill('SIGTERM');
+  await stopController(ctl);
 }
