@@ -58,7 +58,7 @@ describe('judgeSaturation', () => {
       timeouts: 0,
     });
     expect(v.evidence).toEqual([
-      'latency p99 climbed from 11.0 ms (first third of the run) to 800 ms (last third)',
+      "the median second's latency p99 climbed from 11.0 ms (first third of the run) to 800 ms (last third)",
       'while the worker loops stayed free (worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 40%)',
     ]);
   });
@@ -97,7 +97,7 @@ describe('judgeSaturation', () => {
     expect(v.figures.machineCpuPercent).toBe(95.5);
     expect(v.evidence).toEqual([
       "the machine's CPUs were 96% busy, every process counted (this generator 70%, everything else 26%)",
-      'latency p99 climbed from 11.0 ms (first third of the run) to 800 ms (last third)',
+      "the median second's latency p99 climbed from 11.0 ms (first third of the run) to 800 ms (last third)",
       '7 requests still unanswered at the end',
       '2 requests timed out',
       'the worker loops: worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 70%',
@@ -177,11 +177,46 @@ describe('judgeSaturation', () => {
     expect(judgeGenerator({ ...FREE, workers: FREE.workers.map((w) => ({ ...w, inFlight: gate })) }).bottleneck).toBe(false);
   });
 
+  it("the controller: a spell of slow seconds the thirds' medians do not show (an onboarding storm)", () => {
+    // 90 seconds: settled at 20 ms, slow (1 s) from 8 s to 19 s with one quick second inside, and
+    // one slow second later on its own. The first third's median stays 20 ms: no climb.
+    const p99s = Array.from({ length: 90 }, () => 20);
+    for (let i = 8; i <= 19; i++) p99s[i] = i === 12 ? 30 : 1000;
+    p99s[45] = 900;
+    const v = judgeSaturation(run({ series: series(p99s) }));
+    expect(v.verdict).toBe('controller');
+    expect(v.figures.latencyTrend).toEqual({ firstP99Ms: 20, lastP99Ms: 20 });
+    expect(v.figures.slowSpell).toEqual({ slowSeconds: 12, runSeconds: 90, limitMs: 70, fromS: 8, toS: 19, spellSeconds: 11, worstP99Ms: 1000 });
+    expect(v.evidence).toEqual([
+      "latency p99 70.0 ms or more (the last third's median second: 20.0 ms) in 12 of the run's 90 seconds (13%), 11 of them from 8 s to 19 s, at worst 1000 ms",
+      'while the worker loops stayed free (worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 40%)',
+    ]);
+    // The same spell while every core of the machine was busy: the machine.
+    expect(judgeSaturation(run({ generator: { ...FREE, machineCpuPercent: 95 }, series: series(p99s) })).verdict).toBe('machine');
+  });
+
+  it('neither: a stall of a few seconds, or slow seconds under the share, is no spell', () => {
+    // 4 slow seconds: under SPELL_MIN_SECONDS.
+    const stall = Array.from({ length: 60 }, (_, i) => (i >= 20 && i < 24 ? 2000 : 20));
+    expect(judgeSaturation(run({ series: series(stall) })).verdict).toBe('neither');
+    // 9 slow seconds of 200: five or more, but under 5 % of the run's seconds.
+    const long = Array.from({ length: 200 }, (_, i) => (i >= 100 && i < 109 ? 2000 : 20));
+    const v = judgeSaturation(run({ series: series(long) }));
+    expect(v.verdict).toBe('neither');
+    expect(v.figures.slowSpell).toBeUndefined();
+    // 10 of 200 (5 %): a spell.
+    const ten = Array.from({ length: 200 }, (_, i) => (i >= 100 && i < 110 ? 2000 : 20));
+    expect(judgeSaturation(run({ series: series(ten) })).figures.slowSpell).toMatchObject({ slowSeconds: 10, fromS: 100, toS: 109, spellSeconds: 10 });
+    // Seconds under 50 ms above the settled level are not slow, however many times it they are.
+    const small = Array.from({ length: 60 }, (_, i) => (i < 20 ? 60 : 12));
+    expect(judgeSaturation(run({ series: series(small) })).verdict).toBe('neither');
+  });
+
   it('neither: latency steady, nothing unanswered, loops free', () => {
     const v = judgeSaturation(run({ series: series([10, 14, 11, 12, 15, 13, 12, 16, 14]) }));
     expect(v.verdict).toBe('neither');
     expect(v.evidence).toEqual([
-      'latency p99 steady (11.0 ms in the first third, 14.0 ms in the last)',
+      "the median second's latency p99 steady (11.0 ms in the first third, 14.0 ms in the last)",
       'no request unanswered or timed out',
       'worker loops free (worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 40%)',
     ]);

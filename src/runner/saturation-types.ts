@@ -22,6 +22,10 @@ export interface SaturationFigures {
   /** From the run's time series, when it has one: the median interval p99 of the first and of the
    *  last third of the run phase, ms. */
   latencyTrend?: { firstP99Ms: number; lastP99Ms: number };
+  /** When the latency did not climb but stood high for a spell (an onboarding storm, a long stall):
+   *  the run phase's seconds whose p99 reached `limitMs` (twice the last third's median second, and
+   *  50 ms above it), of `runSeconds`, and the longest spell they form, s from the run's start. */
+  slowSpell?: { slowSeconds: number; runSeconds: number; limitMs: number; fromS: number; toS: number; spellSeconds: number; worstP99Ms: number };
   /** Requests still waiting for an answer at the end, and requests that timed out. */
   unfinished: number;
   timeouts: number;

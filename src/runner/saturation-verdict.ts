@@ -15,6 +15,16 @@ export type { SaturatedParty, SaturationFigures, SaturationVerdict } from './sat
 
 /** A latency trend needs at least this many run-phase intervals with requests. */
 const MIN_TREND_INTERVALS = 6;
+/**
+ * A slow spell: seconds whose p99 stood CLIMB_FACTOR times the last third's median second and
+ * CLIMB_MIN_MS above it, in at least this many of the run's seconds and this share of them. An
+ * onboarding storm that swamps the controller for a minute at the start shows so, where the
+ * first-third against last-third trend (a median) does not; a stall of a second or two does not.
+ */
+const SPELL_MIN_SECONDS = 5;
+const SPELL_MIN_SHARE = 0.05;
+/** Slow seconds this far apart or closer belong to one spell. */
+const SPELL_GAP_S = 10;
 /** Latency "climbed": the last third's p99 at least this many times the first third's ... */
 const CLIMB_FACTOR = 2;
 /** ... and at least this much higher, ms (a 2 ms → 5 ms change is noise, not saturation). */
@@ -44,7 +54,8 @@ export function judgeSaturation(s: Pick<RunSummary, 'generator' | 'overall' | 'e
   }
   const controller: string[] = [];
   const t = figures.latencyTrend;
-  if (t && climbed(t)) controller.push(`latency p99 climbed from ${formatMs(t.firstP99Ms)} ms (first third of the run) to ${formatMs(t.lastP99Ms)} ms (last third)`);
+  if (t && climbed(t)) controller.push(`the median second's latency p99 climbed from ${formatMs(t.firstP99Ms)} ms (first third of the run) to ${formatMs(t.lastP99Ms)} ms (last third)`);
+  else if (figures.slowSpell) controller.push(spellText(figures.slowSpell, t!.lastP99Ms));
   if (figures.unfinished > 0) controller.push(`${figures.unfinished} requests still unanswered at the end`);
   if (figures.timeouts > 0) controller.push(`${figures.timeouts} requests timed out`);
   if (controller.length > 0 && machineFull) {
@@ -61,7 +72,7 @@ export function judgeSaturation(s: Pick<RunSummary, 'generator' | 'overall' | 'e
   }
   if (controller.length > 0) return { verdict: 'controller', evidence: [...controller, `while the worker loops stayed free (${loops})`], figures };
   const steady = t
-    ? `latency p99 steady (${formatMs(t.firstP99Ms)} ms in the first third, ${formatMs(t.lastP99Ms)} ms in the last)`
+    ? `the median second's latency p99 steady (${formatMs(t.firstP99Ms)} ms in the first third, ${formatMs(t.lastP99Ms)} ms in the last)`
     : `latency p99 ${formatMs(figures.latencyP99Ms)} ms over ${figures.requests} requests`;
   return { verdict: 'neither', evidence: [steady, 'no request unanswered or timed out', `worker loops free (${loops})`], figures };
 }
@@ -80,6 +91,7 @@ function saturationFigures(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoi
     for (const code of TIMEOUT_CODES) timeouts += e.byError[code] ?? 0;
   }
   const trend = latencyTrend(s.series?.intervals ?? []);
+  const spell = trend ? slowSpell(s.series!.intervals, trend.lastP99Ms) : undefined;
   return {
     workerLoopLagP99Ms: Math.max(0, ...workers.map((w) => w.eventLoopLagP99Ms)),
     ...(busy.length > 0 ? { workerBusy: Math.max(...busy) } : {}),
@@ -88,22 +100,67 @@ function saturationFigures(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoi
     latencyP99Ms: s.overall.p99_ms,
     requests: s.overall.count,
     ...(trend ? { latencyTrend: trend } : {}),
+    ...(spell ? { slowSpell: spell } : {}),
     unfinished,
     timeouts,
   };
 }
 
-/** Median interval p99 (worst endpoint of each interval) in the first and last third of the run phase. */
-function latencyTrend(intervals: readonly RunInterval[]): { firstP99Ms: number; lastP99Ms: number } | undefined {
-  const p99s: number[] = [];
+/** The run phase's intervals with requests, each with its worst endpoint's p99, ms. */
+function intervalP99s(intervals: readonly RunInterval[]): { tMs: number; p99Ms: number }[] {
+  const out: { tMs: number; p99Ms: number }[] = [];
   for (const iv of intervals) {
     if (iv.phase !== 'run') continue;
     const worst = Math.max(-1, ...Object.values(iv.endpoints).map((e) => (e.requests > 0 ? (e.p99Ms ?? -1) : -1)));
-    if (worst >= 0) p99s.push(worst);
+    if (worst >= 0) out.push({ tMs: iv.tMs, p99Ms: worst });
   }
+  return out;
+}
+
+/** Median interval p99 (worst endpoint of each interval) in the first and last third of the run phase. */
+function latencyTrend(intervals: readonly RunInterval[]): { firstP99Ms: number; lastP99Ms: number } | undefined {
+  const p99s = intervalP99s(intervals).map((i) => i.p99Ms);
   if (p99s.length < MIN_TREND_INTERVALS) return undefined;
   const third = Math.floor(p99s.length / 3);
   return { firstP99Ms: median(p99s.slice(0, third)), lastP99Ms: median(p99s.slice(p99s.length - third)) };
+}
+
+/**
+ * The run's slow seconds against the settled level (the last third's median second), when there
+ * are enough of them to be a finding, and the longest spell they form (slow seconds at most
+ * SPELL_GAP_S apart): its first and last second's start, s from the run's start, and its worst p99.
+ */
+function slowSpell(intervals: readonly RunInterval[], settledMs: number): NonNullable<SaturationFigures['slowSpell']> | undefined {
+  const all = intervalP99s(intervals);
+  const limit = Math.max(CLIMB_FACTOR * settledMs, settledMs + CLIMB_MIN_MS);
+  const slow = all.filter((i) => i.p99Ms >= limit);
+  if (slow.length < Math.max(SPELL_MIN_SECONDS, SPELL_MIN_SHARE * all.length)) return undefined;
+  let best = { from: 0, to: 0, n: 1 };
+  let cur = { from: 0, to: 0, n: 1 };
+  for (let i = 1; i < slow.length; i++) {
+    if (slow[i]!.tMs - slow[i - 1]!.tMs <= SPELL_GAP_S * 1000) cur = { from: cur.from, to: i, n: cur.n + 1 };
+    else cur = { from: i, to: i, n: 1 };
+    if (cur.n > best.n) best = cur;
+  }
+  const spell = slow.slice(best.from, best.to + 1);
+  return {
+    slowSeconds: slow.length,
+    runSeconds: all.length,
+    limitMs: limit,
+    fromS: spell[0]!.tMs / 1000,
+    toS: spell[spell.length - 1]!.tMs / 1000,
+    spellSeconds: spell.length,
+    worstP99Ms: Math.max(...spell.map((i) => i.p99Ms)),
+  };
+}
+
+function spellText(sp: NonNullable<SaturationFigures['slowSpell']>, settledMs: number): string {
+  const share = Math.round((100 * sp.slowSeconds) / sp.runSeconds);
+  const where = `${sp.spellSeconds === sp.slowSeconds ? 'all' : sp.spellSeconds} of them from ${sp.fromS.toFixed(0)} s to ${sp.toS.toFixed(0)} s`;
+  return (
+    `latency p99 ${formatMs(sp.limitMs)} ms or more (the last third's median second: ${formatMs(settledMs)} ms) in ${sp.slowSeconds} of the run's ` +
+    `${sp.runSeconds} seconds (${share}%), ${where}, at worst ${formatMs(sp.worstP99Ms)} ms`
+  );
 }
 
 function median(v: number[]): number {
