@@ -1,6 +1,7 @@
 // The end-of-run text report: per-endpoint table, devices, undelivered messages, findings,
 // thresholds and a verdict on whether the generator itself limited the run. Pure: summary → text.
 
+import { onboardingText } from './onboarding-text.js';
 import { registerConflictLine } from './register-conflicts.js';
 import { inFlightLine } from './in-flight-line.js';
 import { ownConnectionsLine } from './own-connections-line.js';
@@ -167,6 +168,7 @@ function factLines(s: RunSummary): string[] {
     .join(', ');
   return [
     `devices      ${d.total} total, ${d.onboarded} onboarded${pct}${states ? `; at the end: ${states}` : ''}`,
+    ...(s.onboarding ? [`onboarding   ${onboardingText(s.onboarding)}`] : []),
     ...(s.drain ? [drainLine(s.drain, u.total)] : []),
     `undelivered  ${u.total} reliable messages (info ${u.info}, logs ${u.logs}, flowlog ${u.flowlog})`,
     ...quotaLines(s),

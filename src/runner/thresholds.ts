@@ -5,6 +5,7 @@
 // "not checked" — reported apart, not failing the run — unless the threshold is required.
 // Parsing lives with the scenario loader (src/scenario/parse-threshold.ts) so typos fail at load time.
 
+import { measureOnboardingThreshold } from './onboarding-threshold-measure.js';
 import { ENDPOINT_KEYS } from '../protocol/endpoints.js';
 import { runOfApi } from './api-v1/api-thresholds.js';
 import { parseThreshold, thresholdValueKind, type ThresholdValueKind } from '../scenario/parse-threshold.js';
@@ -108,6 +109,8 @@ function measure(spec: ThresholdSpec, run: MeasuredRun): ThresholdMeasure {
   if (subject.startsWith(DRAIN_PREFIX)) return measureDrainRequests(subject.slice(DRAIN_PREFIX.length), stat, run);
   const generator = measureGeneratorThreshold(subject, stat, run);
   if (generator) return generator;
+  const onboarding = measureOnboardingThreshold(subject, stat, run);
+  if (onboarding) return onboarding;
   if (stat === 'count' && subject.endsWith(UNFINISHED_SUFFIX)) {
     const endpoint = subject.slice(0, -UNFINISHED_SUFFIX.length);
     if (ENDPOINT_SUBJECTS.has(endpoint)) return { value: endpointStats(run, endpoint).unfinished ?? 0 };

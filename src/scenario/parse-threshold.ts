@@ -10,6 +10,7 @@
 //   config.p99 < 200ms after 2m    errors.count == 0 during 1m..3m  (a window, threshold-window.ts)
 //   loop_lag.p99 < 100ms    memory.rss < 2GiB    memory.rss_per_device < 24KiB  (the generator itself,
 //                                     generator-thresholds.ts)
+//   onboarding.p99 < 10s    onboarding.last_after_median < 5s  (arrival to onboarded, onboarding-thresholds.ts)
 // In a scenario file an entry is the expression, or `{ threshold: <expression>, required: true }`
 // for one that must fail rather than be "not checked" when the target cannot provide its figures,
 // or `{ threshold: …, abortOnFail: true, delayAbortEval: 30s }` for one that ends the run early.
@@ -25,6 +26,7 @@ import { REQUEST_STATS } from './request-threshold-stats.js';
 import { UNFINISHED_THRESHOLD_SUBJECTS } from './unfinished-thresholds.js';
 import { DRAIN_THRESHOLD_SUBJECTS } from './drain-thresholds.js';
 import { GENERATOR_THRESHOLD_SUBJECTS } from './generator-thresholds.js';
+import { ONBOARDING_THRESHOLD_SUBJECTS } from './onboarding-thresholds.js';
 import { parseBytes } from './parse-bytes.js';
 import { splitPerDevice } from './threshold-basis.js';
 import { isSeriesSubject, splitWindow } from './threshold-window.js';
@@ -37,6 +39,8 @@ export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string,
   ...Object.fromEntries([...ENDPOINT_KEYS, 'all'].map((k) => [k, REQUEST_STATS])),
   errors: { rate: 'fraction', count: 'count' },
   onboarded: { ratio: 'fraction', count: 'count' },
+  /** Time from arrival to onboarded: onboarding.p99, onboarding.last_after_median (onboarding-thresholds.ts). */
+  ...ONBOARDING_THRESHOLD_SUBJECTS,
   devices: { total: 'count' },
   undelivered: { count: 'count' },
   findings: { count: 'count' },
@@ -76,7 +80,7 @@ export function parseThreshold(source: string): ThresholdSpec {
   if (!stats) {
     throw new Error(
       `unknown threshold subject "${subject}"${didYouMean(subject, Object.keys(THRESHOLD_SUBJECTS))}; ` +
-        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), an LPS endpoint (lps.radio, ...), all, errors, expected, unfinished, onboarded, devices, undelivered, findings, loop_lag, memory, attestation, attestation_devices, lps_command or lps_token`,
+        `expected an endpoint (${ENDPOINT_KEYS.join(', ')}), an LPS endpoint (lps.radio, ...), all, errors, expected, unfinished, onboarded, onboarding, devices, undelivered, findings, loop_lag, memory, attestation, attestation_devices, lps_command or lps_token`,
     );
   }
   const kind = stats[stat];

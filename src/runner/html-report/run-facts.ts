@@ -2,6 +2,7 @@
 // devices and the drain, undelivered messages, the generator's health. Pure: summary → HTML
 // fragments, every summary string escaped.
 
+import { onboardingText } from '../onboarding-text.js';
 import type { RunSummary } from '../summary-json.js';
 import { generatorAdvice, judgeGenerator, LAG_LIMIT_MS } from '../report-table.js';
 import { formatMs } from '../format-values.js';
@@ -53,6 +54,7 @@ export function devicesSection(s: RunSummary): string {
   const rows: [string, string][] = [
     ['devices', String(d.total)],
     ['onboarded at least once', `${d.onboarded}${pct}`],
+    ...(s.onboarding ? [['time to onboard', onboardingText(s.onboarding)] as [string, string]] : []),
     ['at the end', states.length > 0 ? states.map(([st, n]) => `${st} ${n}`).join(', ') : '—'],
   ];
   const u = s.undelivered;

@@ -1,0 +1,20 @@
+// How long the run's devices took to onboard, in words, for the text report and the HTML page:
+// from each device's scheduled arrival to its first 'onboarded' (the summary's onboarding section),
+// and when the median and the last device got there, which shows devices trailing a storm.
+
+import type { OnboardingSummary } from '../fleet/onboarding-times.js';
+import { formatMs } from './format-values.js';
+
+/** 850 ms, 5.70 s, 61.2 s. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${formatMs(ms)} ms`;
+  const s = ms / 1000;
+  return `${s < 10 ? s.toFixed(2) : s.toFixed(1)} s`;
+}
+
+export function onboardingText(o: OnboardingSummary): string {
+  return (
+    `p50 ${formatDuration(o.p50Ms)}, p90 ${formatDuration(o.p90Ms)}, p99 ${formatDuration(o.p99Ms)}, slowest ${formatDuration(o.maxMs)} from arrival to onboarded; ` +
+    `the median device at ${formatDuration(o.medianAtMs)} into the run, the last at ${formatDuration(o.lastAtMs)} (${formatDuration(Math.max(0, o.lastAtMs - o.medianAtMs))} after it)`
+  );
+}

@@ -1,0 +1,79 @@
+// Thresholds on the time from each device's arrival to its first 'onboarded' (the summary's
+// onboarding section) and on how far the last device trailed the median one; a device that never
+// onboarded fails them; the report prints the figures.
+
+import { describe, expect, it } from 'vitest';
+import { evaluateThreshold, parseThreshold } from '../src/runner/thresholds.js';
+import { emptyEndpointStats, type MeasuredRun, type RunSummary } from '../src/runner/summary-json.js';
+import { formatDuration, onboardingText } from '../src/runner/onboarding-text.js';
+import { renderReport } from '../src/runner/report-table.js';
+import type { OnboardingSummary } from '../src/fleet/onboarding-times.js';
+import { devicesSection } from '../src/runner/html-report/run-facts.js';
+
+const STORM: OnboardingSummary = { devices: 1000, p50Ms: 502, p90Ms: 5698, p99Ms: 6853, maxMs: 6988, medianAtMs: 25_149, lastAtMs: 56_648 };
+
+/** A run whose onboarding section is `onboarding` (null: none, as when no device onboarded). */
+function run(onboarding: OnboardingSummary | null = STORM, total = 1000): MeasuredRun {
+  return {
+    scenario: 't',
+    scenarioFile: 't.yaml',
+    seed: 1,
+    target: 'embedded',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 60_000,
+    machine: { cpus: 2, cpuModel: 'cpu', node: 'v20' },
+    devices: { total, onboarded: onboarding?.devices ?? 0, byLifecycle: {} },
+    endpoints: {},
+    overall: emptyEndpointStats(),
+    undelivered: { info: 0, logs: 0, flowlog: 0, total: 0 },
+    findings: { total: 0, byKind: {} },
+    generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 3 }], mainEventLoopLagP99Ms: 1, cpuPercent: 20 },
+    ...(onboarding ? { onboarding } : {}),
+  };
+}
+
+const check = (expr: string, r: MeasuredRun = run()) => evaluateThreshold(parseThreshold(expr), r);
+
+describe('onboarding thresholds', () => {
+  it('parses its stats as latencies, and only for the whole run', () => {
+    expect(parseThreshold('onboarding.p99 < 10s')).toEqual({ source: 'onboarding.p99 < 10s', subject: 'onboarding', stat: 'p99', op: '<', value: 10_000 });
+    expect(parseThreshold('onboarding.last_after_median <= 5s')).toMatchObject({ stat: 'last_after_median', value: 5000 });
+    expect(() => parseThreshold('onboarding.p95 < 1s')).toThrow('"onboarding" has no stat "p95"');
+    expect(() => parseThreshold('onboarding.p99 < 10')).toThrow('onboarding.p99 is a latency: "10" has no unit');
+    expect(() => parseThreshold('onboarding.p99 < 10s after 1m')).toThrow('"onboarding" is known only for the whole run');
+  });
+
+  it('judges the time from arrival to onboarded, and the last device against the median one', () => {
+    expect(check('onboarding.p50 < 1s')).toMatchObject({ status: 'passed', actual: 502 });
+    expect(check('onboarding.p90 < 5s')).toMatchObject({ status: 'failed', actual: 5698 });
+    expect(check('onboarding.p99 < 10s')).toMatchObject({ status: 'passed', actual: 6853 });
+    expect(check('onboarding.max < 5s')).toMatchObject({ status: 'failed', actual: 6988, detail: '6988ms' });
+    expect(check('onboarding.last_after_median < 5s')).toMatchObject({ status: 'failed', actual: 31_499 });
+    expect(check('onboarding.last_after_median < 40s')).toMatchObject({ status: 'passed' });
+  });
+
+  it('fails when a device never onboarded, or none did: their time is beyond the run', () => {
+    expect(check('onboarding.p50 < 1h', run(STORM, 1003))).toMatchObject({
+      status: 'failed',
+      detail: "cannot check: 3 of the run's 1003 devices never onboarded, so their time is beyond the run (see onboarded.ratio)",
+    });
+    expect(check('onboarding.p99 < 1h', run(null, 10))).toMatchObject({ status: 'failed', detail: 'cannot check: no device onboarded during the run' });
+    expect(check('onboarding.p99 < 1h', run(null, 0))).toMatchObject({ status: 'failed', detail: 'cannot check: the run had no devices' });
+  });
+
+  it('is printed in the report and in words', () => {
+    expect(formatDuration(502)).toBe('502 ms');
+    expect(formatDuration(5698)).toBe('5.70 s');
+    expect(formatDuration(56_648)).toBe('56.6 s');
+    const text = onboardingText(STORM);
+    expect(text).toBe('p50 502 ms, p90 5.70 s, p99 6.85 s, slowest 6.99 s from arrival to onboarded; the median device at 25.1 s into the run, the last at 56.6 s (31.5 s after it)');
+    const summary = { ...run(), thresholds: [], exitCode: 0 } as RunSummary;
+    expect(renderReport(summary)).toContain(`onboarding   ${text}`);
+    const none = { ...run(null, 5), thresholds: [], exitCode: 0 } as RunSummary;
+    expect(renderReport(none)).not.toContain('onboarding   ');
+    // The HTML page's devices table too.
+    expect(devicesSection(summary)).toContain('time to onboard');
+    expect(devicesSection(summary)).toContain('p99 6.85 s');
+    expect(devicesSection(none)).not.toContain('time to onboard');
+  });
+});
