@@ -4,7 +4,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { evaluateThreshold, parseThreshold } from '../src/runner/thresholds.js';
-import { emptyEndpointStats, type MeasuredRun } from '../src/runner/summary-json.js';
+import type { MeasuredRun } from '../src/runner/summary-json.js';
+import { measuredRun } from './fakes/measured-run.js';
 import { SeriesRecorder } from '../src/runner/series/series-recorder.js';
 import { ThresholdWindows } from '../src/runner/series/threshold-windows.js';
 import { parseBytes } from '../src/scenario/parse-bytes.js';
@@ -16,30 +17,21 @@ import { syntheticDelta } from './fakes/synthetic-delta.js';
 const MiB = 2 ** 20;
 
 function run(generator: Partial<MeasuredRun['generator']> = {}, devices = 1000): MeasuredRun {
-  return {
-    scenario: 't',
-    scenarioFile: 't.yaml',
-    seed: 1,
-    target: 'embedded',
-    startedAt: '2026-01-01T00:00:00.000Z',
-    durationMs: 60_000,
-    machine: { cpus: 2, cpuModel: 'cpu', node: 'v20' },
-    devices: { total: devices, onboarded: devices, byLifecycle: {} },
-    endpoints: {},
-    overall: emptyEndpointStats(),
-    undelivered: { info: 0, logs: 0, flowlog: 0, total: 0 },
-    findings: { total: 0, byKind: {} },
-    generator: {
-      workers: [
-        { worker: 0, eventLoopLagP99Ms: 12 },
-        { worker: 1, eventLoopLagP99Ms: 140 },
-      ],
-      mainEventLoopLagP99Ms: 1,
-      cpuPercent: 50,
-      rssPeakBytes: 300 * MiB,
-      ...generator,
+  return measuredRun(
+    {
+      generator: {
+        workers: [
+          { worker: 0, eventLoopLagP99Ms: 12 },
+          { worker: 1, eventLoopLagP99Ms: 140 },
+        ],
+        mainEventLoopLagP99Ms: 1,
+        cpuPercent: 50,
+        rssPeakBytes: 300 * MiB,
+        ...generator,
+      },
     },
-  };
+    devices,
+  );
 }
 
 const check = (expr: string, r: MeasuredRun = run()) => evaluateThreshold(parseThreshold(expr), r);

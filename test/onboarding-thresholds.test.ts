@@ -4,7 +4,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { evaluateThreshold, parseThreshold } from '../src/runner/thresholds.js';
-import { emptyEndpointStats, type MeasuredRun, type RunSummary } from '../src/runner/summary-json.js';
+import type { MeasuredRun, RunSummary } from '../src/runner/summary-json.js';
+import { measuredRun } from './fakes/measured-run.js';
 import { formatDuration, onboardingText } from '../src/runner/onboarding-text.js';
 import { renderReport } from '../src/runner/report-table.js';
 import type { OnboardingSummary } from '../src/fleet/onboarding-times.js';
@@ -14,22 +15,9 @@ const STORM: OnboardingSummary = { devices: 1000, p50Ms: 502, p90Ms: 5698, p99Ms
 
 /** A run whose onboarding section is `onboarding` (null: none, as when no device onboarded). */
 function run(onboarding: OnboardingSummary | null = STORM, total = 1000): MeasuredRun {
-  return {
-    scenario: 't',
-    scenarioFile: 't.yaml',
-    seed: 1,
-    target: 'embedded',
-    startedAt: '2026-01-01T00:00:00.000Z',
-    durationMs: 60_000,
-    machine: { cpus: 2, cpuModel: 'cpu', node: 'v20' },
-    devices: { total, onboarded: onboarding?.devices ?? 0, byLifecycle: {} },
-    endpoints: {},
-    overall: emptyEndpointStats(),
-    undelivered: { info: 0, logs: 0, flowlog: 0, total: 0 },
-    findings: { total: 0, byKind: {} },
-    generator: { workers: [{ worker: 0, eventLoopLagP99Ms: 3 }], mainEventLoopLagP99Ms: 1, cpuPercent: 20 },
-    ...(onboarding ? { onboarding } : {}),
-  };
+  const r = measuredRun({}, total);
+  r.devices.onboarded = onboarding?.devices ?? 0;
+  return onboarding ? { ...r, onboarding } : r;
 }
 
 const check = (expr: string, r: MeasuredRun = run()) => evaluateThreshold(parseThreshold(expr), r);
