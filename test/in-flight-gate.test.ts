@@ -172,4 +172,46 @@ describe('InFlightGate.close', () => {
     expect(gate.waiting).toBe(0);
     expect(inner.order).toEqual(['/sent']);
   });
+
+  it('makes a body from build() as it hands the request on, never while it waits or for one that times out waiting', async () => {
+    const inner = new HeldTransport();
+    let t = 0;
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
+    expect(gate.buildsBodiesLate).toBe(true);
+    const built: string[] = [];
+    const lazy = (path: string, timeoutMs?: number): TransportRequest => ({
+      ...req(1, path, timeoutMs),
+      build: () => {
+        built.push(path);
+        return new TextEncoder().encode(`sealed ${path}`);
+      },
+    });
+    const first = gate.request(lazy('/first'));
+    const waiting = lazy('/waiting');
+    const second = gate.request(waiting);
+    const expiring = gate.request(lazy('/expiring', 20));
+    await tick();
+    // Handed on at once: built then. Waiting: no body yet.
+    expect(built).toEqual(['/first']);
+    expect(new TextDecoder().decode(inner.held[0]!.req.body)).toBe('sealed /first');
+    expect(inner.held[0]!.req.build).toBeUndefined();
+    expect(waiting.body).toBeUndefined();
+    await expect(expiring).rejects.toSatisfy((e: unknown) => e instanceof TransportError && e.code === 'timeout');
+    inner.answer();
+    await first;
+    await tick();
+    expect(built).toEqual(['/first', '/waiting']);
+    expect(new TextDecoder().decode(inner.held[0]!.req.body)).toBe('sealed /waiting');
+    inner.answer();
+    await second;
+    // A build that throws fails its own request, and frees its slot for the next.
+    const broken = gate.request({ ...req(2, '/broken'), build: () => { throw new Error('no key'); } });
+    await expect(broken).rejects.toThrow('no key');
+    const after = gate.request(req(3, '/after'));
+    await tick();
+    expect(inner.order).toEqual(['/first', '/waiting', '/after']);
+    inner.answer();
+    await after;
+    expect(gate.inFlight).toBe(0);
+  });
 });

@@ -57,6 +57,13 @@ export interface TransportRequest {
   path: string;
   headers: Record<string, string>;
   body?: Uint8Array;
+  /**
+   * Makes the body when the request is handed to the wire, for transports that say so
+   * (`buildsBodiesLate`): a device's envelope is then sealed and signed as the request leaves, as
+   * EVE does, not while it waits for an in-flight slot, so a waiting request holds its payload
+   * alone and a request that times out waiting is never signed. `buildBody` runs it once.
+   */
+  build?: (() => Uint8Array) | undefined;
   /** When this request was due on the clock (open-model timing: latency counts from here). */
   dueAt: Millis;
   /** Which device sends it (index within the fleet), for records and per-device counts. */
@@ -104,6 +111,17 @@ export interface TransportResponse {
  */
 export interface Transport {
   request(req: TransportRequest): Promise<TransportResponse>;
+  /** True when the transport calls a request's `build` as it hands the request to the wire
+   *  (InFlightGate); a sender gives others their body made. */
+  readonly buildsBodiesLate?: boolean;
+}
+
+/** Makes a request's body from its `build`, once (a transport that hands the request on calls it). */
+export function buildBody(req: TransportRequest): void {
+  const build = req.build;
+  if (build === undefined) return;
+  req.build = undefined;
+  req.body = build();
 }
 
 export class TransportError extends Error {

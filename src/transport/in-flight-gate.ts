@@ -13,7 +13,7 @@
 // handed on late gets only what is left of it.
 
 import type { Clock, Millis, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
-import { TransportError } from '../device/ports.js';
+import { TransportError, buildBody } from '../device/ports.js';
 import { DEFAULT_POOL_CONNECTIONS, requestDeadlineMs } from './controller-transport.js';
 /**
  * Default worker cap: four requests per pooled connection. With one request per connection on the
@@ -83,6 +83,8 @@ interface Waiting {
 const DEADLINE_SWEEP_MS = 25;
 
 export class InFlightGate implements Transport {
+  /** Bodies are made as requests are handed on, not while they wait here (TransportRequest.build). */
+  readonly buildsBodiesLate = true;
   private active = 0;
   /**
    * Requests handed on, by device. A device's entry stays at 0 when its requests are answered:
@@ -197,6 +199,7 @@ export class InFlightGate implements Transport {
     this.activeHandedOnAtSum += handedOnAt;
     let sent: Promise<TransportResponse>;
     try {
+      buildBody(req);
       sent = this.inner.request(req);
     } catch (err) {
       sent = Promise.reject(err);

@@ -53,6 +53,11 @@ export class TimedTransport implements Transport {
     return { count: this.observerFailures, last: this.lastObserverError };
   }
 
+  /** As the transport it wraps: the gate makes bodies as it hands requests on. */
+  get buildsBodiesLate(): boolean {
+    return this.inner.buildsBodiesLate === true;
+  }
+
   /** Requests handed on and not yet answered (nor reported as unfinished). */
   get inFlight(): number {
     return this.pendingCount;

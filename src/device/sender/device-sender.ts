@@ -83,7 +83,11 @@ export class DeviceSender {
   /** POST of `payload` sealed in an AuthContainer signed with the device key; `expect` names
    *  non-success answers that are normal at this point (counted apart from errors). */
   post(endpoint: EndpointKey, path: string, payload: Uint8Array, dueAt: Millis, expect?: ExpectedAnswer): Promise<Answer> {
-    return this.send(endpoint, 'POST', path, this.v1 ? payload : this.seal(endpoint, payload), dueAt, expect);
+    if (this.v1) return this.send(endpoint, 'POST', path, payload, dueAt, expect);
+    // Sealed as it leaves (TransportRequest.build) where the transport can: EVE signs a request
+    // as it sends it, and a request waiting for an in-flight slot then holds no sealed copy.
+    if (this.host.opts.transport.buildsBodiesLate === true) return this.send(endpoint, 'POST', path, undefined, dueAt, expect, () => this.seal(endpoint, payload));
+    return this.send(endpoint, 'POST', path, this.seal(endpoint, payload), dueAt, expect);
   }
 
   /** The request's AuthContainer; a config poll identical to the last one reuses its envelope. */
@@ -172,6 +176,7 @@ export class DeviceSender {
     body: Uint8Array | undefined,
     dueAt: Millis,
     expect?: ExpectedAnswer,
+    build?: () => Uint8Array,
   ): Promise<Answer> {
     const { opts, tally: stats } = this.host;
     // The counters of this boot: a reboot while the request is out replaces (and retires) them.
@@ -188,7 +193,7 @@ export class DeviceSender {
       if (opts.identity.softSerial) headers['X-Soft-Serial'] = opts.identity.softSerial;
     }
     stats.bump(endpoint, 'sent');
-    const req: TransportRequest = { endpoint, method, path, headers, body, dueAt, deviceIndex: opts.index };
+    const req: TransportRequest = { endpoint, method, path, headers, body, build, dueAt, deviceIndex: opts.index };
     if (expect) req.expect = expect;
     const sendTimeoutS = this.host.sendTimeoutS;
     if (sendTimeoutS !== undefined && sendTimeoutS > 0) req.timeoutMs = sendTimeoutS * 1000;
