@@ -186,11 +186,15 @@ describe('judgeSaturation', () => {
     const v = judgeSaturation(run({ series: series(p99s) }));
     expect(v.verdict).toBe('controller');
     expect(v.figures.latencyTrend).toEqual({ firstP99Ms: 20, lastP99Ms: 20 });
-    expect(v.figures.slowSpell).toEqual({ slowSeconds: 12, runSeconds: 90, limitMs: 70, fromS: 8, toS: 19, spellSeconds: 11, worstP99Ms: 1000 });
+    expect(v.figures.slowSpell).toEqual({ slowSeconds: 12, runSeconds: 90, limitMs: 70, fromS: 8, toS: 20, spellSeconds: 11, worstP99Ms: 1000 });
     expect(v.evidence).toEqual([
-      "latency p99 70.0 ms or more (the last third's median second: 20.0 ms) in 12 of the run's 90 seconds (13%), 11 of them from 8 s to 19 s, at worst 1000 ms",
+      "latency p99 70.0 ms or more (the last third's median second: 20.0 ms) in 12 of the run's 90 seconds (13%), 11 of them from 8 s to 20 s, at worst 1000 ms",
       'while the worker loops stayed free (worker event-loop lag p99 ≤ 6.00 ms, busy ≤ 35%, CPU 40%)',
     ]);
+    // A long run's series coarsened to 2 s intervals: the spell is counted in seconds, not intervals.
+    const coarse = series(Array.from({ length: 45 }, (_, i) => (i >= 4 && i <= 9 ? 1000 : 20)));
+    coarse.intervals.forEach((iv, i) => Object.assign(iv, { tMs: i * 2000, durationMs: 2000 }));
+    expect(judgeSaturation(run({ series: coarse })).figures.slowSpell).toEqual({ slowSeconds: 12, runSeconds: 90, limitMs: 70, fromS: 8, toS: 20, spellSeconds: 12, worstP99Ms: 1000 });
     // The same spell while every core of the machine was busy: the machine.
     expect(judgeSaturation(run({ generator: { ...FREE, machineCpuPercent: 95 }, series: series(p99s) })).verdict).toBe('machine');
   });
@@ -206,7 +210,7 @@ describe('judgeSaturation', () => {
     expect(v.figures.slowSpell).toBeUndefined();
     // 10 of 200 (5 %): a spell.
     const ten = Array.from({ length: 200 }, (_, i) => (i >= 100 && i < 110 ? 2000 : 20));
-    expect(judgeSaturation(run({ series: series(ten) })).figures.slowSpell).toMatchObject({ slowSeconds: 10, fromS: 100, toS: 109, spellSeconds: 10 });
+    expect(judgeSaturation(run({ series: series(ten) })).figures.slowSpell).toMatchObject({ slowSeconds: 10, fromS: 100, toS: 110, spellSeconds: 10 });
     // Seconds under 50 ms above the settled level are not slow, however many times it they are.
     const small = Array.from({ length: 60 }, (_, i) => (i < 20 ? 60 : 12));
     expect(judgeSaturation(run({ series: series(small) })).verdict).toBe('neither');

@@ -106,16 +106,19 @@ function saturationFigures(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoi
   };
 }
 
-/** The run phase's intervals with requests, each with its worst endpoint's p99, ms. */
-function intervalP99s(intervals: readonly RunInterval[]): { tMs: number; p99Ms: number }[] {
-  const out: { tMs: number; p99Ms: number }[] = [];
+/** The run phase's intervals with requests, each with its worst endpoint's p99, ms (1 s each, longer
+ *  once a long run's series was coarsened: their durations count, not their number). */
+function intervalP99s(intervals: readonly RunInterval[]): { tMs: number; durationMs: number; p99Ms: number }[] {
+  const out: { tMs: number; durationMs: number; p99Ms: number }[] = [];
   for (const iv of intervals) {
     if (iv.phase !== 'run') continue;
     const worst = Math.max(-1, ...Object.values(iv.endpoints).map((e) => (e.requests > 0 ? (e.p99Ms ?? -1) : -1)));
-    if (worst >= 0) out.push({ tMs: iv.tMs, p99Ms: worst });
+    if (worst >= 0) out.push({ tMs: iv.tMs, durationMs: iv.durationMs, p99Ms: worst });
   }
   return out;
 }
+
+const seconds = (ivs: readonly { durationMs: number }[]): number => Math.round(ivs.reduce((sum, i) => sum + i.durationMs, 0) / 1000);
 
 /** Median interval p99 (worst endpoint of each interval) in the first and last third of the run phase. */
 function latencyTrend(intervals: readonly RunInterval[]): { firstP99Ms: number; lastP99Ms: number } | undefined {
@@ -128,28 +131,32 @@ function latencyTrend(intervals: readonly RunInterval[]): { firstP99Ms: number; 
 /**
  * The run's slow seconds against the settled level (the last third's median second), when there
  * are enough of them to be a finding, and the longest spell they form (slow seconds at most
- * SPELL_GAP_S apart): its first and last second's start, s from the run's start, and its worst p99.
+ * SPELL_GAP_S apart): where it starts and ends, s from the run's start, and its worst p99.
  */
 function slowSpell(intervals: readonly RunInterval[], settledMs: number): NonNullable<SaturationFigures['slowSpell']> | undefined {
   const all = intervalP99s(intervals);
   const limit = Math.max(CLIMB_FACTOR * settledMs, settledMs + CLIMB_MIN_MS);
   const slow = all.filter((i) => i.p99Ms >= limit);
-  if (slow.length < Math.max(SPELL_MIN_SECONDS, SPELL_MIN_SHARE * all.length)) return undefined;
-  let best = { from: 0, to: 0, n: 1 };
-  let cur = { from: 0, to: 0, n: 1 };
+  const slowSeconds = seconds(slow);
+  const runSeconds = seconds(all);
+  if (slow.length === 0 || slowSeconds < Math.max(SPELL_MIN_SECONDS, SPELL_MIN_SHARE * runSeconds)) return undefined;
+  // The longest spell, by its slow seconds: slow intervals joined across gaps of SPELL_GAP_S or less.
+  let best = { from: 0, to: 0, ms: slow[0]!.durationMs };
+  let cur = { ...best };
   for (let i = 1; i < slow.length; i++) {
-    if (slow[i]!.tMs - slow[i - 1]!.tMs <= SPELL_GAP_S * 1000) cur = { from: cur.from, to: i, n: cur.n + 1 };
-    else cur = { from: i, to: i, n: 1 };
-    if (cur.n > best.n) best = cur;
+    const prev = slow[i - 1]!;
+    const gapMs = slow[i]!.tMs - (prev.tMs + prev.durationMs);
+    cur = gapMs <= SPELL_GAP_S * 1000 ? { from: cur.from, to: i, ms: cur.ms + slow[i]!.durationMs } : { from: i, to: i, ms: slow[i]!.durationMs };
+    if (cur.ms > best.ms) best = cur;
   }
   const spell = slow.slice(best.from, best.to + 1);
   return {
-    slowSeconds: slow.length,
-    runSeconds: all.length,
+    slowSeconds,
+    runSeconds,
     limitMs: limit,
     fromS: spell[0]!.tMs / 1000,
-    toS: spell[spell.length - 1]!.tMs / 1000,
-    spellSeconds: spell.length,
+    toS: (spell[spell.length - 1]!.tMs + spell[spell.length - 1]!.durationMs) / 1000,
+    spellSeconds: seconds(spell),
     worstP99Ms: Math.max(...spell.map((i) => i.p99Ms)),
   };
 }
