@@ -242,8 +242,6 @@ function mergeGenerator(runs: readonly RunSummary[]): MeasuredRun['generator'] {
   };
 }
 
-/** Each shard is a process of its own: the fleet's generators together held at most the sum of
- *  their peaks (memory.rss_per_device divides it by the merged devices). Absent when a shard lacks one. */
 /** The shards' tick when they all ran on the same one (evesim merge is for one fleet, one command line). */
 function mergedTick(runs: readonly RunSummary[]): { tickMs?: number } {
   const ticks = new Set(runs.map((r) => r.generator?.tickMs ?? 0));
@@ -257,6 +255,8 @@ function mergedMachineCpu(runs: readonly RunSummary[]): { machineCpuPercent?: nu
   return seen.length > 0 ? { machineCpuPercent: Math.max(...seen) } : {};
 }
 
+/** Each shard is a process of its own: the fleet's generators together held at most the sum of
+ *  their peaks (memory.rss_per_device divides it by the merged devices). Absent when a shard lacks one. */
 function mergedRssPeak(runs: readonly RunSummary[]): { rssPeakBytes?: number } {
   const peaks = runs.map((r) => r.generator?.rssPeakBytes);
   return peaks.every((p): p is number => p !== undefined) ? { rssPeakBytes: peaks.reduce((a, b) => a + b, 0) } : {};
