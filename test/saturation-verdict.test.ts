@@ -7,6 +7,7 @@ import { judgeSaturation } from '../src/runner/saturation-verdict.js';
 import { judgeGenerator } from '../src/runner/generator-verdict.js';
 import { emptyEndpointStats, type EndpointStats, type GeneratorHealth, type RunSummary } from '../src/runner/summary-json.js';
 import type { RunInterval, RunSeries } from '../src/runner/run-series.js';
+import { generatorSection } from '../src/runner/html-report/run-facts.js';
 
 const FREE: GeneratorHealth = {
   workers: [
@@ -230,5 +231,14 @@ describe('judgeSaturation', () => {
     const plain = judgeSaturation(run({ series: series([10, 900]) }));
     expect(plain.verdict).toBe('neither');
     expect(plain.evidence[0]).toBe('latency p99 20.0 ms over 1000 requests');
+  });
+
+  it("is on the HTML page too, the summary's own verdict first", () => {
+    const climbing = { ...run({ series: series([10, 12, 11, 40, 90, 200, 400, 800, 900]) }), target: 'embedded', machine: { cpus: 2, cpuModel: 'cpu', node: 'v20' } } as RunSummary;
+    const html = generatorSection(climbing);
+    expect(html).toContain('<p class="bad-text"><strong>Saturated: the controller.</strong> the median second');
+    expect(html).toContain('latency p99 climbed from 11.0 ms (first third of the run) to 800 ms (last third); while the worker loops stayed free');
+    const stored = { ...climbing, saturation: { verdict: 'neither' as const, evidence: ['as the run judged it'], figures: judgeSaturation(climbing).figures } };
+    expect(generatorSection(stored)).toContain('<p class="ok-text"><strong>Saturated: neither the controller nor the generator.</strong> as the run judged it.</p>');
   });
 });

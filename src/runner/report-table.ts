@@ -238,7 +238,7 @@ function generatorLine(s: RunSummary): string {
   );
 }
 
-const SATURATED_WORDS: Record<SaturatedParty, string> = {
+export const SATURATED_WORDS: Record<SaturatedParty, string> = {
   controller: 'the controller',
   generator: 'the generator',
   machine: "this machine's CPUs",

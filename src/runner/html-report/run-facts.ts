@@ -4,7 +4,8 @@
 
 import { onboardingText } from '../onboarding-text.js';
 import type { RunSummary } from '../summary-json.js';
-import { generatorAdvice, judgeGenerator, LAG_LIMIT_MS } from '../report-table.js';
+import { generatorAdvice, judgeGenerator, LAG_LIMIT_MS, SATURATED_WORDS } from '../report-table.js';
+import { judgeSaturation } from '../saturation-verdict.js';
 import { formatMs } from '../format-values.js';
 import { escapeHtml } from './html-escape.js';
 import { formatNumber, inlineText } from './generic-section.js';
@@ -79,6 +80,11 @@ export function generatorSection(s: RunSummary): string {
   const verdict = v.bottleneck
     ? `<p class="bad-text"><strong>The generator was the bottleneck:</strong> ${escapeHtml(v.reasons.join('; '))}. ${escapeHtml(generatorAdvice(v).replace(' above', ''))}</p>`
     : `<p class="ok-text">The generator was not the bottleneck (worker event-loop lag p99 within ${LAG_LIMIT_MS} ms, CPU ${g.cpuPercent.toFixed(0)}% of all cores).</p>`;
+  // Who was saturated, as the text report's last line says it (the summary's own verdict when it has one).
+  const sat = s.saturation ?? judgeSaturation(s);
+  const saturated =
+    `<p class="${sat.verdict === 'neither' ? 'ok-text' : 'bad-text'}"><strong>Saturated: ${escapeHtml(SATURATED_WORDS[sat.verdict])}.</strong> ` +
+    `${escapeHtml(sat.evidence.join('; '))}.</p>`;
   const embedded = s.target === 'embedded' ? '<p class="muted">The embedded controller ran on the same machine and shared its CPU with the generator.</p>' : '';
   const rows = g.workers.map(
     (w) =>
@@ -93,7 +99,7 @@ export function generatorSection(s: RunSummary): string {
     `<p>main thread loop lag p99 ${formatMs(g.mainEventLoopLagP99Ms)} ms, CPU ${g.cpuPercent.toFixed(0)}% of ${s.machine.cpus} cores` +
     (g.machineCpuPercent !== undefined ? ` (every process on the machine: ${g.machineCpuPercent.toFixed(0)}%)` : '') +
     `</p>`;
-  return verdict + embedded + table;
+  return verdict + saturated + embedded + table;
 }
 
 function kvTable(rows: [string, string][], flagged?: string): string {
