@@ -41,7 +41,7 @@ describe('scenario errors name file, line, column and field', () => {
     expect(errorsOf(() => loadScenario(`${FIX}/bad-threshold.yaml`))).toEqual([
       `${FIX}/bad-threshold.yaml:7:5: thresholds[1]: unknown threshold subject "confg" (did you mean "config"?); ` +
         'expected an endpoint (ping, certs, register, uuid, attest, config, info, metrics, logs, newlogs, applogs, appnewlogs, flowlog), ' +
-        'an LPS endpoint (lps.radio, ...), all, errors, expected, unfinished, onboarded, devices, undelivered, findings, loop_lag, memory, attestation, attestation_devices, lps_command or lps_token',
+        'an LPS endpoint (lps.radio, ...), all, errors, expected, unfinished, onboarded, onboarding, devices, undelivered, findings, loop_lag, memory, attestation, attestation_devices, lps_command or lps_token',
       `${FIX}/bad-threshold.yaml:8:5: thresholds[2]: config.p99 is a latency: "200" has no unit; expected a duration such as 500ms, 90s, 2m or 1h30m`,
     ]);
   });
