@@ -37,7 +37,7 @@ describe('shipped scenarios', () => {
     expect(totalDevices(s)).toBe(10_000);
     expect(s.arrival.ratePerSec).toBeGreaterThanOrEqual(1000);
     const subjects = s.thresholds.map((t) => `${t.subject}.${t.stat}`);
-    expect(subjects).toEqual(expect.arrayContaining(['register.p99', 'uuid.p99', 'config.p99', 'onboarded.ratio', 'onboarding.p99', 'onboarding.last_after_median']));
+    expect(subjects).toEqual(expect.arrayContaining(['register.p99', 'uuid.p99', 'config.p99', 'onboarded.ratio', 'onboarding.p99', 'onboarding.trail']));
     expect(s.groups.some((g) => g.preRegistered)).toBe(true);
   });
 

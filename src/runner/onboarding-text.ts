@@ -1,6 +1,7 @@
 // How long the run's devices took to onboard, in words, for the text report and the HTML page:
 // from each device's scheduled arrival to its first 'onboarded' (the summary's onboarding section),
-// and when the median and the last device got there, which shows devices trailing a storm.
+// how much longer the slowest took than the median one (devices trailing a storm), and when the
+// last one got there.
 
 import type { OnboardingSummary } from '../fleet/onboarding-times.js';
 import { formatMs } from './format-values.js';
@@ -14,7 +15,7 @@ export function formatDuration(ms: number): string {
 
 export function onboardingText(o: OnboardingSummary): string {
   return (
-    `p50 ${formatDuration(o.p50Ms)}, p90 ${formatDuration(o.p90Ms)}, p99 ${formatDuration(o.p99Ms)}, slowest ${formatDuration(o.maxMs)} from arrival to onboarded; ` +
-    `the median device at ${formatDuration(o.medianAtMs)} into the run, the last at ${formatDuration(o.lastAtMs)} (${formatDuration(Math.max(0, o.lastAtMs - o.medianAtMs))} after it)`
+    `p50 ${formatDuration(o.p50Ms)}, p90 ${formatDuration(o.p90Ms)}, p99 ${formatDuration(o.p99Ms)}, slowest ${formatDuration(o.maxMs)} from arrival to onboarded ` +
+    `(the slowest ${formatDuration(Math.max(0, o.maxMs - o.p50Ms))} longer than the median); the last device onboarded ${formatDuration(o.lastAtMs)} into the run`
   );
 }

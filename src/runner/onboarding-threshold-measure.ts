@@ -21,8 +21,8 @@ export function measureOnboardingThreshold(subject: string, stat: string, run: P
       return { value: o.p99Ms };
     case 'max':
       return { value: o.maxMs };
-    case 'last_after_median':
-      return { value: Math.max(0, o.lastAtMs - o.medianAtMs) };
+    case 'trail':
+      return { value: Math.max(0, o.maxMs - o.p50Ms) };
     default:
       return undefined;
   }

@@ -10,7 +10,7 @@
 //   config.p99 < 200ms after 2m    errors.count == 0 during 1m..3m  (a window, threshold-window.ts)
 //   loop_lag.p99 < 100ms    memory.rss < 2GiB    memory.rss_per_device < 24KiB  (the generator itself,
 //                                     generator-thresholds.ts)
-//   onboarding.p99 < 10s    onboarding.last_after_median < 5s  (arrival to onboarded, onboarding-thresholds.ts)
+//   onboarding.p99 < 10s    onboarding.trail < 5s  (arrival to onboarded, onboarding-thresholds.ts)
 // In a scenario file an entry is the expression, or `{ threshold: <expression>, required: true }`
 // for one that must fail rather than be "not checked" when the target cannot provide its figures,
 // or `{ threshold: …, abortOnFail: true, delayAbortEval: 30s }` for one that ends the run early.
@@ -39,7 +39,7 @@ export const THRESHOLD_SUBJECTS: Readonly<Record<string, Readonly<Record<string,
   ...Object.fromEntries([...ENDPOINT_KEYS, 'all'].map((k) => [k, REQUEST_STATS])),
   errors: { rate: 'fraction', count: 'count' },
   onboarded: { ratio: 'fraction', count: 'count' },
-  /** Time from arrival to onboarded: onboarding.p99, onboarding.last_after_median (onboarding-thresholds.ts). */
+  /** Time from arrival to onboarded: onboarding.p99, onboarding.trail (onboarding-thresholds.ts). */
   ...ONBOARDING_THRESHOLD_SUBJECTS,
   devices: { total: 'count' },
   undelivered: { count: 'count' },
