@@ -16,7 +16,7 @@ import tls from 'node:tls';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Transport, TransportRequest, TransportResponse } from '../device/ports.js';
-import { TransportError, buildBody } from '../device/ports.js';
+import { TransportError } from '../device/ports.js';
 import { ConnectPacer } from './connect-pacer.js';
 import { makePacedConnector, type ConnectorCounters } from './paced-connector.js';
 import { toTransportError } from './transport-errors.js';
@@ -123,8 +123,6 @@ export class ControllerTransport implements Transport {
   }
 
   request(req: TransportRequest): Promise<TransportResponse> {
-    // A request that came without the gate still goes out with its body.
-    buildBody(req);
     return new Promise<TransportResponse>((resolve, reject) => {
       const exchange = new Exchange(this, req, resolve, reject, responseBodyLimit(req.endpoint, this.maxBodyBytes), requestDeadlineMs(req, this.timeoutMs));
       exchange.timer = setTimeout(exchange.onDeadline, exchange.deadlineMs);

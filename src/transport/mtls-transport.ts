@@ -27,7 +27,6 @@ import type net from 'node:net';
 import tls from 'node:tls';
 import { Client } from 'undici';
 import type { ClientCertKind, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
-import { buildBody } from '../device/ports.js';
 import { ConnectPacer } from './connect-pacer.js';
 import { EVE_TLS_CIPHERS, Exchange, parseBaseUrl, type ExchangeOwner } from './controller-transport.js';
 import { makePacedConnector, type ConnectorCounters, type TlsSessionHolder } from './paced-connector.js';
@@ -185,8 +184,6 @@ export class PerDeviceTransport implements Transport, ExchangeOwner {
   }
 
   request(req: TransportRequest): Promise<TransportResponse> {
-    // A request that came without the gate still goes out with its body.
-    buildBody(req);
     return new Promise<TransportResponse>((resolve, reject) => {
       const exchange = new Exchange(this, req, resolve, reject, responseBodyLimit(req.endpoint, this.maxBodyBytes), requestDeadlineMs(req, this.timeoutMs));
       exchange.timer = setTimeout(exchange.onDeadline, exchange.deadlineMs);
