@@ -90,8 +90,10 @@ function saturationFigures(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoi
     unfinished += e.unfinished ?? 0;
     for (const code of TIMEOUT_CODES) timeouts += e.byError[code] ?? 0;
   }
-  const trend = latencyTrend(s.series?.intervals ?? []);
-  const spell = trend ? slowSpell(s.series!.intervals, trend.lastP99Ms) : undefined;
+  // Each interval's worst p99 once, for both the trend and the spell.
+  const p99s = intervalP99s(s.series?.intervals ?? []);
+  const trend = latencyTrend(p99s);
+  const spell = trend ? slowSpell(p99s, trend.lastP99Ms) : undefined;
   return {
     workerLoopLagP99Ms: Math.max(0, ...workers.map((w) => w.eventLoopLagP99Ms)),
     ...(busy.length > 0 ? { workerBusy: Math.max(...busy) } : {}),
@@ -106,10 +108,16 @@ function saturationFigures(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoi
   };
 }
 
+interface IntervalP99 {
+  tMs: number;
+  durationMs: number;
+  p99Ms: number;
+}
+
 /** The run phase's intervals with requests, each with its worst endpoint's p99, ms (1 s each, longer
  *  once a long run's series was coarsened: their durations count, not their number). */
-function intervalP99s(intervals: readonly RunInterval[]): { tMs: number; durationMs: number; p99Ms: number }[] {
-  const out: { tMs: number; durationMs: number; p99Ms: number }[] = [];
+function intervalP99s(intervals: readonly RunInterval[]): IntervalP99[] {
+  const out: IntervalP99[] = [];
   for (const iv of intervals) {
     if (iv.phase !== 'run') continue;
     const worst = Math.max(-1, ...Object.values(iv.endpoints).map((e) => (e.requests > 0 ? (e.p99Ms ?? -1) : -1)));
@@ -121,8 +129,8 @@ function intervalP99s(intervals: readonly RunInterval[]): { tMs: number; duratio
 const seconds = (ivs: readonly { durationMs: number }[]): number => Math.round(ivs.reduce((sum, i) => sum + i.durationMs, 0) / 1000);
 
 /** Median interval p99 (worst endpoint of each interval) in the first and last third of the run phase. */
-function latencyTrend(intervals: readonly RunInterval[]): { firstP99Ms: number; lastP99Ms: number } | undefined {
-  const p99s = intervalP99s(intervals).map((i) => i.p99Ms);
+function latencyTrend(intervals: readonly IntervalP99[]): { firstP99Ms: number; lastP99Ms: number } | undefined {
+  const p99s = intervals.map((i) => i.p99Ms);
   if (p99s.length < MIN_TREND_INTERVALS) return undefined;
   const third = Math.floor(p99s.length / 3);
   return { firstP99Ms: median(p99s.slice(0, third)), lastP99Ms: median(p99s.slice(p99s.length - third)) };
@@ -133,8 +141,7 @@ function latencyTrend(intervals: readonly RunInterval[]): { firstP99Ms: number; 
  * are enough of them to be a finding, and the longest spell they form (slow seconds at most
  * SPELL_GAP_S apart): where it starts and ends, s from the run's start, and its worst p99.
  */
-function slowSpell(intervals: readonly RunInterval[], settledMs: number): NonNullable<SaturationFigures['slowSpell']> | undefined {
-  const all = intervalP99s(intervals);
+function slowSpell(all: readonly IntervalP99[], settledMs: number): NonNullable<SaturationFigures['slowSpell']> | undefined {
   const limit = Math.max(CLIMB_FACTOR * settledMs, settledMs + CLIMB_MIN_MS);
   const slow = all.filter((i) => i.p99Ms >= limit);
   const slowSeconds = seconds(slow);
