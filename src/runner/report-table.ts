@@ -12,7 +12,7 @@ import { drainTableLines } from './drain-table.js';
 import { RUN_CAPABILITIES } from './capabilities.js';
 import { findingKindLines } from './finding-report.js';
 import { generatorAdvice, judgeGenerator } from './generator-verdict.js';
-import { judgeSaturation } from './saturation-verdict.js';
+import { saturationOf } from './saturation-verdict.js';
 import type { SaturatedParty } from './saturation-types.js';
 import { machineText } from './machine-text.js';
 
@@ -247,7 +247,7 @@ export const SATURATED_WORDS: Record<SaturatedParty, string> = {
 
 /** Who was saturated, with the evidence (saturation-verdict.ts). */
 function saturationLine(s: RunSummary): string {
-  const v = s.saturation ?? judgeSaturation(s);
+  const v = saturationOf(s);
   return `saturated    ${SATURATED_WORDS[v.verdict]}: ${v.evidence.join('; ')}`;
 }
 

@@ -36,6 +36,11 @@ export const MACHINE_BUSY_LIMIT_PERCENT = 90;
 /** Transport error codes that mean the controller did not answer in time. */
 const TIMEOUT_CODES = ['timeout', 'connect-timeout'];
 
+/** The verdict a summary carries (as its run judged it), else judged now from its figures (older summaries). */
+export function saturationOf(s: Pick<RunSummary, 'saturation' | 'generator' | 'overall' | 'endpoints' | 'series'>): SaturationVerdict {
+  return s.saturation ?? judgeSaturation(s);
+}
+
 export function judgeSaturation(s: Pick<RunSummary, 'generator' | 'overall' | 'endpoints' | 'series'>): SaturationVerdict {
   const figures = saturationFigures(s);
   const loops = loopsText(figures);

@@ -5,7 +5,7 @@
 import { onboardingText } from '../onboarding-text.js';
 import type { RunSummary } from '../summary-json.js';
 import { generatorAdvice, judgeGenerator, LAG_LIMIT_MS, SATURATED_WORDS } from '../report-table.js';
-import { judgeSaturation } from '../saturation-verdict.js';
+import { saturationOf } from '../saturation-verdict.js';
 import { formatMs } from '../format-values.js';
 import { escapeHtml } from './html-escape.js';
 import { formatNumber, inlineText } from './generic-section.js';
@@ -80,8 +80,8 @@ export function generatorSection(s: RunSummary): string {
   const verdict = v.bottleneck
     ? `<p class="bad-text"><strong>The generator was the bottleneck:</strong> ${escapeHtml(v.reasons.join('; '))}. ${escapeHtml(generatorAdvice(v).replace(' above', ''))}</p>`
     : `<p class="ok-text">The generator was not the bottleneck (worker event-loop lag p99 within ${LAG_LIMIT_MS} ms, CPU ${g.cpuPercent.toFixed(0)}% of all cores).</p>`;
-  // Who was saturated, as the text report's last line says it (the summary's own verdict when it has one).
-  const sat = s.saturation ?? judgeSaturation(s);
+  // Who was saturated, as the text report's last line says it.
+  const sat = saturationOf(s);
   const saturated =
     `<p class="${sat.verdict === 'neither' ? 'ok-text' : 'bad-text'}"><strong>Saturated: ${escapeHtml(SATURATED_WORDS[sat.verdict])}.</strong> ` +
     `${escapeHtml(sat.evidence.join('; '))}.</p>`;
