@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluateThreshold, parseThreshold } from '../src/runner/thresholds.js';
 import type { MeasuredRun, RunSummary } from '../src/runner/summary-json.js';
 import { measuredRun } from './fakes/measured-run.js';
-import { formatDuration, onboardingText } from '../src/runner/onboarding-text.js';
+import { formatElapsed, onboardingText } from '../src/runner/onboarding-text.js';
 import { renderReport } from '../src/runner/report-table.js';
 import type { OnboardingSummary } from '../src/fleet/onboarding-times.js';
 import { devicesSection } from '../src/runner/html-report/run-facts.js';
@@ -53,9 +53,9 @@ describe('onboarding thresholds', () => {
   });
 
   it('is printed in the report and in words', () => {
-    expect(formatDuration(502)).toBe('502 ms');
-    expect(formatDuration(5698)).toBe('5.70 s');
-    expect(formatDuration(56_648)).toBe('56.6 s');
+    expect(formatElapsed(502)).toBe('502 ms');
+    expect(formatElapsed(5698)).toBe('5.70 s');
+    expect(formatElapsed(56_648)).toBe('56.6 s');
     const text = onboardingText(STORM);
     expect(text).toBe('p50 502 ms, p90 5.70 s, p99 6.85 s, slowest 6.99 s from arrival to onboarded (the slowest 6.49 s longer than the median); the last device onboarded 56.6 s into the run');
     const summary = { ...run(), thresholds: [], exitCode: 0 } as RunSummary;
