@@ -13,10 +13,13 @@
 // Each run has the allocator `evesim run` chooses (jemalloc where the machine has it; run the bench
 // with EVESIM_ALLOCATOR=system for glibc's malloc); the summary names it.
 //
+// With EVESIM_HEAP_SNAPSHOT=DIR each run writes its worker's heap snapshot at the sample, to
+// DIR/N-devices/, and the bench prints the `heap-breakdown --baseline` command that compares them.
+//
 //   npm run build && node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N] [--log-memory 0]
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +85,18 @@ interface RunFigures {
   allocator: string;
 }
 
+/**
+ * With EVESIM_HEAP_SNAPSHOT=DIR, each run writes its worker's snapshot to DIR/N-devices/ (one run's
+ * would otherwise overwrite the other's), for `heap-breakdown LARGE --baseline SMALL`.
+ */
+function snapshotEnv(n: number): Record<string, string> {
+  const root = process.env.EVESIM_HEAP_SNAPSHOT;
+  if (!root) return {};
+  const sub = join(root, `${n}-devices`);
+  mkdirSync(sub, { recursive: true });
+  return { EVESIM_HEAP_SNAPSHOT: sub };
+}
+
 /** One `evesim run` of n devices in its own process, one worker; its figures from the summary. */
 function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): RunFigures {
   const summaryFile = join(dir, `summary-${n}.json`);
@@ -109,7 +124,7 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
     ...(maxInFlight !== '' ? ['--max-in-flight', maxInFlight] : []),
     ...(logMemory !== '' ? ['--log-memory', logMemory] : []),
   ];
-  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, env: { ...process.env, ...snapshotEnv(n) } });
   let s: RunSummary;
   try {
     s = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
@@ -173,6 +188,11 @@ try {
       `(the worker heap's committed-but-unused space grew ${slackKiB.toFixed(1)} KiB per device); the rest, not heap or external: ` +
       `${(perDeviceKiB - grownKiB('heapTotal') - grownKiB('external')).toFixed(1)} KiB`,
   );
+  const snapshots = process.env.EVESIM_HEAP_SNAPSHOT;
+  if (snapshots) {
+    const at = (n: number) => join(snapshots, `${n}-devices`, 'worker-0.heapsnapshot');
+    console.log(`heap snapshots: node --max-old-space-size=8000 dist/bench/heap-breakdown.js ${at(large.devices)} --baseline ${at(small.devices)} --by-owner`);
+  }
 } finally {
   await ctl.stop();
   rmSync(dir, { recursive: true, force: true });
