@@ -62,7 +62,7 @@ describe('info delivery (§6.5)', () => {
     const s = r.device.stats();
     expect(s.undelivered.info).toBe(backlog.info);
     expect(s.undelivered.flowlog).toBe(backlog.flowlog);
-    // Lines written since the last upload tick are closed into one more file at stop.
+    // Lines written since the last upload tick are counted at stop, as one more (open) file.
     expect(s.undelivered.logs).toBeGreaterThanOrEqual(backlog.logs);
     expect(s.undeliveredLogEntries).toBeGreaterThan(0);
     // Nothing more happens after stop.

@@ -269,17 +269,28 @@ export class LogGenerator {
     return out;
   }
 
+  /**
+   * How many device lines (from, to] holds, without making them: the device stops and they are
+   * only counted. The msgids and the rate's carry advance as if they had been made.
+   */
+  countDeviceLines(from: Millis, to: Millis, linesPerSec: number): number {
+    const n = this.countFor(to - from, linesPerSec);
+    this.deviceMsgid += n;
+    return n;
+  }
+
+  /** countDeviceLines for an app's console. */
+  countAppLines(app: AppLogSource, from: Millis, to: Millis, linesPerSec: number): number {
+    const s = this.appStream(app);
+    const n = this.appCountFor(s, from, to, linesPerSec);
+    s.msgid += n;
+    return n;
+  }
+
   /** appEntries, one scratch entry at a time (LogEntryVisitor); returns how many. */
   visitAppEntries(app: AppLogSource, from: Millis, to: Millis, linesPerSec: number, rng: Rng, visit: LogEntryVisitor): number {
-    this.apps ??= new SmallMap();
-    let s = this.apps.get(app.uuid);
-    if (!s) {
-      s = new AppStream();
-      this.apps.set(app.uuid, s);
-    }
-    const expected = ((to - from) / 1000) * linesPerSec + s.carry;
-    const n = Math.max(0, Math.floor(expected));
-    s.carry = expected - n;
+    const s = this.appStream(app);
+    const n = this.appCountFor(s, from, to, linesPerSec);
     const times = sortedTimes(from, to, n, rng);
     const e = scratchEntry;
     e.severity = 'info';
@@ -295,6 +306,23 @@ export class LogGenerator {
       setTimestamp(e.timestamp, t);
       visit(e);
     }
+    return n;
+  }
+
+  private appStream(app: AppLogSource): AppStream {
+    this.apps ??= new SmallMap();
+    let s = this.apps.get(app.uuid);
+    if (!s) {
+      s = new AppStream();
+      this.apps.set(app.uuid, s);
+    }
+    return s;
+  }
+
+  private appCountFor(s: AppStream, from: Millis, to: Millis, linesPerSec: number): number {
+    const expected = ((to - from) / 1000) * linesPerSec + s.carry;
+    const n = Math.max(0, Math.floor(expected));
+    s.carry = expected - n;
     return n;
   }
 
