@@ -176,6 +176,7 @@ const HELPERS = new Set([
   'cpu-profile-summary.ts',
   'fleet-capacity-figures.ts',
   'gc-trace.ts',
+  'heap-snapshot-tally.ts',
   'machine.ts',
   'median.ts',
   'precreated-identities.ts',
