@@ -340,7 +340,8 @@ export class ShardRunner {
     const drain = this.stopped ? undefined : await this.drainDevices(task.scenario.gracefulStopMs ?? DEFAULT_GRACEFUL_STOP_MS);
     // The loop's figures end with the drain: what follows is the worker's own shutdown (every device
     // stopped, every waiting request failed at once), when no device is due. After a run that
-    // overloaded its machine that took 23-28 s with 200,000 requests waiting in a worker, and it
+    // overloaded its machine that took 23-28 s with 200,000 requests waiting in a worker (most of
+    // it the devices making log files only to count them, which they no longer do at stop), and it
     // showed as the run's longest stall.
     const loop = this.loop.summary();
     this.loop.stop();
