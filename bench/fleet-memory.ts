@@ -18,7 +18,7 @@
 //
 //   npm run build && node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N] [--log-memory 0]
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+import { startSinkProcess, type SinkProcess } from './sink-process.js';
 
 const USAGE = `fleet-memory: resident memory per device with the scenario's apps: RSS of a run of N devices against one of N/4.
   node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N] [--log-memory 0]`;
@@ -41,28 +42,6 @@ const scenario = resolve(stringArg('scenario', 'scenarios/steady-state.yaml'));
 const cli = fileURLToPath(new URL('../../bin/evesim.js', import.meta.url));
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-fleet-memory-'));
 
-/** The sink controller in its own process; resolves once it has printed its addresses. */
-async function startController(): Promise<{ url: string; admin: string; rootCa: string; cert: string; key: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [cli, 'controller', '--sink', '--port', '0', '--admin-port', '0', '--v1-port', '0', '--state-dir', join(dir, 'ctl')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const url = /listening on (https:\/\/\S+)/.exec(out)?.[1];
-    const admin = /admin API on (http:\/\/\S+)/.exec(out)?.[1];
-    const rootCa = /root CA for devices: (\S+)/.exec(out)?.[1];
-    const onboard = /--onboard-cert (\S+) --onboard-key (\S+)/.exec(out);
-    if (url && admin && rootCa && onboard) {
-      return { url, admin, rootCa, cert: onboard[1]!, key: onboard[2]!, stop: async () => void (child.kill('SIGTERM'), await exited) };
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the sink controller did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface RunFigures {
   devices: number;
@@ -98,7 +77,7 @@ function snapshotEnv(n: number): Record<string, string> {
 }
 
 /** One `evesim run` of n devices in its own process, one worker; its figures from the summary. */
-function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): RunFigures {
+function runFleet(n: number, ctl: SinkProcess): RunFigures {
   const summaryFile = join(dir, `summary-${n}.json`);
   const args = [
     '--expose-gc',
@@ -152,7 +131,7 @@ function runFleet(n: number, ctl: Awaited<ReturnType<typeof startController>>): 
   };
 }
 
-const ctl = await startController();
+const ctl = await startSinkProcess(cli, join(dir, 'ctl'));
 try {
   const small = runFleet(Math.max(1, Math.round(devices / 4)), ctl);
   const large = runFleet(devices, ctl);

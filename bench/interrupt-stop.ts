@@ -17,6 +17,7 @@ import type { RunSummary } from '../src/runner/summary-json.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import { checkBenchArgs, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+import { startSinkProcess, type SinkProcess } from './sink-process.js';
 
 const USAGE = `interrupt-stop: time from Ctrl-C (SIGINT) to exit of an evesim run against the sink controller in another process.
   node dist/bench/interrupt-stop.js [--devices 20000] [--workers 1] [--arrival-over 120s] [--after 200s] [--rounds 1] [--scenario scenarios/steady-state.yaml] [--baseline-repo DIR]`;
@@ -34,37 +35,7 @@ const baselineCli = baselineArg === undefined ? undefined : join(resolve(baselin
 if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineArg}: no bin/evesim.js there`);
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-interrupt-stop-'));
 
-interface Sink {
-  url: string;
-  admin: string;
-  rootCa: string;
-  cert: string;
-  key: string;
-  stop: () => Promise<void>;
-}
 
-/** The sink controller in its own process; resolves once it has printed every address. */
-async function startSink(): Promise<Sink> {
-  const child = spawn(process.execPath, [cli, 'controller', '--sink', '--port', '0', '--admin-port', '0', '--v1-port', '0', '--state-dir', join(dir, 'ctl')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const url = /listening on (https:\/\/\S+)/.exec(out)?.[1];
-    const admin = /admin API on (http:\/\/\S+)/.exec(out)?.[1];
-    const rootCa = /root CA for devices: (\S+)/.exec(out)?.[1];
-    const onboard = /--onboard-cert (\S+) --onboard-key (\S+)/.exec(out);
-    if (url && admin && rootCa && onboard && /SINK MODE/.test(out)) {
-      return { url, admin, rootCa, cert: onboard[1]!, key: onboard[2]!, stop: async () => void (child.kill('SIGTERM'), await exited) };
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the sink controller did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface StopFigures {
   /** Run phase elapsed when the signal went, from the progress line (10 s granularity). */
@@ -76,7 +47,7 @@ interface StopFigures {
 }
 
 /** One run of `bin`, interrupted once its progress line shows `afterMs` of run phase. */
-async function interruptedRun(bin: string, label: string, sink: Sink): Promise<StopFigures> {
+async function interruptedRun(bin: string, label: string, sink: SinkProcess): Promise<StopFigures> {
   const summaryFile = join(dir, `summary-${label}.json`);
   const args = [
     bin, 'run', scenario,
@@ -139,7 +110,7 @@ console.log(`machine: ${machineDescription()}`);
 console.log(
   `scenario: ${scenario}, ${devices} devices on ${workers} worker(s), arriving over ${arrivalOver}, --tick 50ms, sink controller in its own process; SIGINT once the run phase is ${afterMs / 1000} s old`,
 );
-const sink = await startSink();
+const sink = await startSinkProcess(cli, join(dir, 'ctl'));
 try {
   for (let round = 1; round <= rounds; round++) {
     const base = baselineCli ? await interruptedRun(baselineCli, `baseline${round}`, sink) : undefined;

@@ -181,6 +181,7 @@ const HELPERS = new Set([
   'median.ts',
   'precreated-identities.ts',
   'signed-request-floor.ts',
+  'sink-process.ts',
   'sim-time.ts',
   'storm-controller.ts',
   'thread-schedule.ts',
