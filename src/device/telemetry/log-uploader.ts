@@ -40,6 +40,9 @@ import { SmallMap } from '../../memory/small-map.js';
 
 /** One per thread: the lines of the file being packed (packing is synchronous, so devices share it). */
 const scratchLines = new NewlogLines();
+/** What becomes of a stream's lines not yet closed: files (to upload), or at stop only a count. */
+type LinesEnd = 'file' | 'count';
+
 /** Writes each generated entry straight into scratchLines (the entry itself is the generator's scratch). */
 const addScratchLine: LogEntryVisitor = (e) => scratchLines.add(e);
 /** EVE's newlogd rotates its raw collect file every 300 s (§8.3, or at 550 kB). */
@@ -193,7 +196,7 @@ export class LogUploader {
    */
   stop(now: Millis): void {
     this.timer.cancel();
-    this.countOpenLines(now);
+    this.collect(now, false, 'count');
     for (const files of [this.deviceFiles, this.appFiles]) {
       for (const f of [...files]) {
         this.remove(files, f);
@@ -337,59 +340,50 @@ export class LogUploader {
 
   /**
    * Closes the lines written since the last close into files. `onUploadTick`: only where no file of
-   * that kind is waiting or the raw file is due for rotation anyway (RAW_ROTATION_MS).
+   * that kind is waiting or the raw file is due for rotation anyway (RAW_ROTATION_MS). `end`
+   * 'count' (at stop): the same lines are counted as one undelivered file per stream instead of made.
    */
-  private collect(now: Millis, onUploadTick = false): void {
-    if (!this.draining) return this.closeUpTo(now, onUploadTick);
+  private collect(now: Millis, onUploadTick = false, end: LinesEnd = 'file'): void {
+    if (!this.draining) return this.closeUpTo(now, onUploadTick, end);
     // Draining: no lines after the drain's start; those before it are closed once.
     const until = this.drainLinesUntil;
     if (until === undefined) return;
     this.drainLinesUntil = undefined;
-    this.closeUpTo(until);
+    this.closeUpTo(until, false, end);
   }
 
-  /** At stop: the lines collect() would close now, counted as one undelivered file per stream. */
-  private countOpenLines(now: Millis): void {
-    const until = this.draining ? this.drainLinesUntil : now;
-    this.drainLinesUntil = undefined;
-    if (until === undefined) return;
-    const host = this.host;
-    const gen = host.generator;
-    const rate = host.opts.behaviour.logLinesPerSec;
-    const count = (lines: number) => {
-      if (lines > 0) host.tally.addUndelivered('logs', 1, lines);
-    };
-    if (this.deviceFrom !== undefined && until > this.deviceFrom) {
-      const from = this.deviceFrom;
-      this.deviceFrom = until;
-      if (rate > 0) count(gen.countDeviceLines(from, until, rate));
-    }
-    for (const app of host.runningLogApps()) {
-      const from = Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince);
-      this.appFrom.set(app.uuid, until);
-      if (until > from && app.linesPerSec > 0) count(gen.countAppLines(app, from, until, app.linesPerSec));
-    }
-  }
-
-  private closeUpTo(now: Millis, onUploadTick = false): void {
+  private closeUpTo(now: Millis, onUploadTick: boolean, end: LinesEnd): void {
     const host = this.host;
     const rate = host.opts.behaviour.logLinesPerSec;
     const due = (files: readonly LogFile[], from: number): boolean => !onUploadTick || files.length === 0 || now - from >= RAW_ROTATION_MS;
     if (this.deviceFrom !== undefined && now > this.deviceFrom && due(this.deviceFiles, this.deviceFrom)) {
       const from = this.deviceFrom;
       this.deviceFrom = now;
-      if (rate > 0) this.closeLines(undefined, from, now, rate);
+      if (rate > 0) this.endLines(undefined, from, now, rate, end);
     }
     for (const app of host.runningLogApps()) {
-      if (due(this.appFiles, Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince))) this.collectApp(app, now);
+      if (due(this.appFiles, this.appLinesFrom(app))) this.collectApp(app, now, end);
     }
   }
 
-  private collectApp(app: LogApp, now: Millis): void {
-    const from = Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince);
+  /** Where an app's lines not yet closed begin. */
+  private appLinesFrom(app: LogApp): Millis {
+    return Math.max(this.appFrom.get(app.uuid) ?? app.runningSince, app.runningSince);
+  }
+
+  private collectApp(app: LogApp, now: Millis, end: LinesEnd = 'file'): void {
+    const from = this.appLinesFrom(app);
     this.appFrom.set(app.uuid, now);
     if (now <= from || app.linesPerSec <= 0) return;
-    this.closeLines(app, from, now, app.linesPerSec);
+    this.endLines(app, from, now, app.linesPerSec, end);
+  }
+
+  /** Lines of (from, now] into files, or at stop only counted (one undelivered file, every line). */
+  private endLines(app: LogApp | undefined, from: Millis, now: Millis, linesPerSec: number, end: LinesEnd): void {
+    if (end === 'file') return this.closeLines(app, from, now, linesPerSec);
+    const gen = this.host.generator;
+    const lines = app ? gen.countAppLines(app, from, now, linesPerSec) : gen.countDeviceLines(from, now, linesPerSec);
+    if (lines > 0) this.host.tally.addUndelivered('logs', 1, lines);
   }
 
   /**
