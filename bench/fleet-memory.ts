@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { checkBenchArgs, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
-import { startSinkProcess, type SinkProcess } from './sink-process.js';
+import { sinkRunArgs, startSinkProcess, type SinkProcess } from './sink-process.js';
 
 const USAGE = `fleet-memory: resident memory per device with the scenario's apps: RSS of a run of N devices against one of N/4.
   node dist/bench/fleet-memory.js [--devices 4000] [--duration 150s] [--arrival-over 60s] [--max-in-flight N] [--log-memory 0]`;
@@ -89,11 +89,7 @@ function runFleet(n: number, ctl: SinkProcess): RunFigures {
     '--arrival-over', arrivalOver,
     '--graceful-stop', '0s',
     '--workers', '1',
-    '--controller', ctl.url,
-    '--root-ca', ctl.rootCa,
-    '--onboard-cert', ctl.cert,
-    '--onboard-key', ctl.key,
-    '--controller-admin', ctl.admin,
+    ...sinkRunArgs(ctl),
     // Its own identities and serials: the two fleets never meet in the controller's registry.
     '--state-dir', join(dir, `state-${n}`),
     '--fleet-id', `mem${n}`,

@@ -17,7 +17,7 @@ import type { RunSummary } from '../src/runner/summary-json.js';
 import { parseDuration } from '../src/scenario/parse-duration.js';
 import { checkBenchArgs, optionalStringArg, positiveIntArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
-import { startSinkProcess, type SinkProcess } from './sink-process.js';
+import { sinkRunArgs, startSinkProcess, type SinkProcess } from './sink-process.js';
 
 const USAGE = `interrupt-stop: time from Ctrl-C (SIGINT) to exit of an evesim run against the sink controller in another process.
   node dist/bench/interrupt-stop.js [--devices 20000] [--workers 1] [--arrival-over 120s] [--after 200s] [--rounds 1] [--scenario scenarios/steady-state.yaml] [--baseline-repo DIR]`;
@@ -56,11 +56,7 @@ async function interruptedRun(bin: string, label: string, sink: SinkProcess): Pr
     '--duration', `${Math.ceil(afterMs / 60_000) + 10}m`,
     '--arrival-over', arrivalOver,
     '--tick', '50ms',
-    '--controller', sink.url,
-    '--controller-admin', sink.admin,
-    '--root-ca', sink.rootCa,
-    '--onboard-cert', sink.cert,
-    '--onboard-key', sink.key,
+    ...sinkRunArgs(sink),
     '--state-dir', join(dir, `state-${label}`),
     '--fleet-id', `stop${label}`,
     '--summary-json', summaryFile,

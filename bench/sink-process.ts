@@ -39,3 +39,8 @@ export async function startSinkProcess(cli: string, stateDir: string): Promise<S
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** The `evesim run` options that point a fleet at this sink and hand it the scenario's fleet. */
+export function sinkRunArgs(sink: SinkProcess): string[] {
+  return ['--controller', sink.url, '--controller-admin', sink.admin, '--root-ca', sink.rootCa, '--onboard-cert', sink.cert, '--onboard-key', sink.key];
+}
