@@ -1,11 +1,12 @@
 // The in-flight gate on its own: worker and per-device caps hold (measured by the fake transport,
-// not read back from the config), waiting requests go first come first served, a device over its
-// own cap lets others pass, and a request whose deadline passes while it waits fails as 'timeout'.
+// not read back from the config), waiting requests go first come first served until the queue is
+// overloaded and newest first while it is, a device over its own cap lets others pass, and a
+// request whose deadline passes while it waits fails as 'timeout' and is never sent.
 
 import { describe, expect, it } from 'vitest';
 import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { TransportError } from '../src/device/ports.js';
-import { InFlightGate } from '../src/transport/in-flight-gate.js';
+import { InFlightGate, NEWEST_FIRST_AFTER_MS } from '../src/transport/in-flight-gate.js';
 
 /** Holds every request until answer() is called; counts what it has at once. */
 class HeldTransport implements Transport {
@@ -119,6 +120,76 @@ describe('InFlightGate', () => {
     inner.answer();
     await long;
     expect(gate.stats()).toMatchObject({ timedOutWaiting: 1, waited: 2 });
+  });
+
+  it('once the oldest waiting request has waited NEWEST_FIRST_AFTER_MS, hands on the newest first; oldest first again once the queue is short', async () => {
+    const inner = new HeldTransport();
+    let t = 0;
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
+    const done = [gate.request(req(1, '/first')), gate.request(req(2, '/a')), gate.request(req(3, '/b')), gate.request(req(4, '/c'))];
+    const next = async () => {
+      inner.answer();
+      await tick();
+    };
+    t = NEWEST_FIRST_AFTER_MS / 2;
+    await next(); // the oldest has waited half the limit: first come first served
+    expect(inner.order).toEqual(['/first', '/a']);
+    t = NEWEST_FIRST_AFTER_MS + 500;
+    done.push(gate.request(req(5, '/d')));
+    await next(); // /b has waited past the limit: the newest goes first
+    await next();
+    await next();
+    expect(inner.order).toEqual(['/first', '/a', '/d', '/c', '/b']);
+    expect(gate.stats().handedOnNewestFirst).toBe(3);
+    // The backlog is gone: a short queue is served in order again.
+    done.push(gate.request(req(6, '/e')), gate.request(req(7, '/f')));
+    t += 100;
+    await next();
+    await next();
+    await next();
+    expect(inner.order).toEqual(['/first', '/a', '/d', '/c', '/b', '/e', '/f']);
+    expect(gate.stats().handedOnNewestFirst).toBe(3);
+    await Promise.all(done);
+  });
+
+  it('newest first still skips a device at its own cap', async () => {
+    const inner = new HeldTransport();
+    let t = 0;
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 2, maxPerDevice: 1, timeoutMs: 60_000 });
+    const done = [gate.request(req(2, '/p1')), gate.request(req(1, '/p2')), gate.request(req(3, '/old'))];
+    t = NEWEST_FIRST_AFTER_MS * 2;
+    done.push(gate.request(req(4, '/n2')), gate.request(req(1, '/n1')));
+    inner.answer(); // /p1: device 2's slot frees; the newest, /n1, is device 1's, which has /p2 out
+    await tick();
+    expect(inner.order).toEqual(['/p1', '/p2', '/n2']);
+    inner.answer(); // /p2: device 1 is free again
+    await tick();
+    expect(inner.order).toEqual(['/p1', '/p2', '/n2', '/n1']);
+    while (inner.held.length > 0) {
+      inner.answer();
+      await tick();
+    }
+    await Promise.all(done);
+    expect(inner.order.at(-1)).toBe('/old');
+  });
+
+  it('a request whose deadline passed before its sweep ran fails as the slot frees, never sent with no time left', async () => {
+    const inner = new HeldTransport();
+    const gate = new InFlightGate(inner, { now: () => performance.now() }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
+    const first = gate.request(req(1, '/first'));
+    const late = gate.request(req(2, '/late', 20)).catch((e: unknown) => e);
+    const next = gate.request(req(3, '/next'));
+    // The loop is busy past /late's deadline, so its sweep has not run when the slot frees.
+    const until = performance.now() + 40;
+    while (performance.now() < until);
+    inner.answer();
+    await first;
+    await tick();
+    expect(await late).toSatisfy((e: unknown) => e instanceof TransportError && e.code === 'timeout' && /in-flight slots/.test(e.message));
+    expect(inner.order).toEqual(['/first', '/next']);
+    expect(gate.stats()).toMatchObject({ timedOutWaiting: 1, waited: 2 });
+    inner.answer();
+    await next;
   });
 
   it('one deadline timer serves the queue: a shorter deadline behind a longer one still fails on time, none fails early', async () => {

@@ -1,7 +1,10 @@
 // The report's "in flight" line: the workers' in-flight caps (--max-in-flight) beside the peaks
 // they measured, and how many requests waited for a slot and for how long at worst. Their wait is
-// in their latency (the gate sits inside the timed transport), so a capped run stays honest.
+// in their latency (the gate sits inside the timed transport), so a capped run stays honest. When a
+// worker's queue was overloaded it served the newest first (in-flight-gate.ts): the line says how
+// many, since that is why the requests that timed out waiting were the oldest.
 
+import { NEWEST_FIRST_AFTER_MS } from '../transport/in-flight-gate.js';
 import type { RunSummary } from './summary-json.js';
 
 export function inFlightLine(s: RunSummary): string | undefined {
@@ -14,11 +17,13 @@ export function inFlightLine(s: RunSummary): string | undefined {
   const waited = gates.reduce((a, g) => a + g.waited, 0);
   const worst = Math.max(...gates.map((g) => g.worstWaitMs));
   const timedOut = gates.reduce((a, g) => a + g.timedOutWaiting, 0);
+  const newestFirst = gates.reduce((a, g) => a + (g.handedOnNewestFirst ?? 0), 0);
   const head = `in flight    peak ${peak} of ${cap} per worker, ${peakDevice} of ${capDevice} per device`;
   if (waited === 0) return `${head}; no request waited for a slot`;
   return (
     `${head}; ${waited} requests waited for a slot (at most ${Math.max(...gates.map((g) => g.queuePeak))} at once), ` +
     `worst ${(worst / 1000).toFixed(2)} s, counted in their latency` +
+    (newestFirst > 0 ? `; ${newestFirst} handed on newest first, the queue being overloaded (its oldest had waited ${NEWEST_FIRST_AFTER_MS / 1000} s or more)` : '') +
     (timedOut > 0 ? `; ${timedOut} timed out waiting` : '')
   );
 }

@@ -1,9 +1,9 @@
 // Bounds the requests a worker has in flight: at most `maxInFlight` handed to the transport at
 // once across the worker's devices, and at most `maxPerDevice` for any one device. Requests
-// beyond either cap wait here, first come first served, so a slow controller makes requests wait
-// instead of piling up sockets, parsers and timers without bound. The queue itself is bounded:
-// every device awaits its own requests (one per endpoint loop, as EVE's goroutines do), so it never
-// holds more than the devices' loops.
+// beyond either cap wait here, so a slow controller makes requests wait instead of piling up
+// sockets, parsers and timers without bound. The queue itself is bounded: every device awaits its
+// own requests (one per endpoint loop, as EVE's goroutines do), so it never holds more than the
+// devices' loops.
 //
 // The wait is generator-side queueing, not the controller's doing, but it stays in the figures:
 // latency counts from the request's dueAt (timed-transport.ts wraps this gate), so a request that
@@ -11,6 +11,15 @@
 // device's timer.send.timeout, else the transport's) runs from when the device asked, as it would in
 // the pool: a request that waits past it fails as 'timeout' without reaching the wire, and one
 // handed on late gets only what is left of it.
+//
+// Order: first come first served while the queue is short. Once the oldest waiting request has
+// waited NEWEST_FIRST_AFTER_MS the queue is overloaded, and it serves the newest requests first
+// (adaptive LIFO) until it is short again. First come first served under sustained overload hands
+// on only requests whose deadline is nearly spent: they time out on the wire, each takes its pooled
+// connection down with it (HTTP/1.1 cannot cancel one request otherwise), and the new TLS
+// connections cost the CPU the overload lacked, until nothing gets through (fleet-100k.yaml,
+// bench/README.md "overload-queue"). Newest first sends requests with most of their deadline left;
+// the old ones time out in the queue, unsent, as they would have anyway.
 
 import type { Clock, Millis, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { TransportError, buildBody } from '../device/ports.js';
@@ -52,6 +61,8 @@ export interface InFlightStats {
   worstWaitMs: number;
   /** Requests whose deadline passed while they waited (failed as 'timeout', never sent). */
   timedOutWaiting: number;
+  /** Requests handed on newest first, while the oldest waiting one had waited NEWEST_FIRST_AFTER_MS or more. */
+  handedOnNewestFirst?: number;
   /** Requests the gate was asked for, at once or after a wait. */
   requests?: number;
   /** Sum of every wait for a slot, ms (waits cut short by a deadline or by close() included). */
@@ -82,6 +93,13 @@ interface Waiting {
  */
 const DEADLINE_SWEEP_MS = 25;
 
+/**
+ * How long the oldest waiting request may have waited before the queue serves newest first. Far
+ * above a healthy run's waits (none, or a tick's burst of a few ms), far below EVE's deadlines
+ * (timer.send.timeout, 120 s by default), so a queue that flips has already failed to drain.
+ */
+export const NEWEST_FIRST_AFTER_MS = 1000;
+
 export class InFlightGate implements Transport {
   /** Bodies are made as requests are handed on, not while they wait here (TransportRequest.build). */
   readonly buildsBodiesLate = true;
@@ -99,6 +117,8 @@ export class InFlightGate implements Transport {
   /** The one deadline timer, armed for the earliest deadline among waiting requests (or none). */
   private deadlineTimer: NodeJS.Timeout | undefined;
   private deadlineTimerAt = Infinity;
+  /** Whether nextEligible()'s last pick was newest first. */
+  private pickedNewest = false;
   private readonly figures: Required<Omit<InFlightStats, 'maxInFlight' | 'maxPerDevice'>> = {
     peak: 0,
     peakPerDevice: 0,
@@ -106,6 +126,7 @@ export class InFlightGate implements Transport {
     waited: 0,
     worstWaitMs: 0,
     timedOutWaiting: 0,
+    handedOnNewestFirst: 0,
     requests: 0,
     waitMsTotal: 0,
     handedOn: 0,
@@ -227,13 +248,21 @@ export class InFlightGate implements Transport {
     this.pump();
   }
 
-  /** Hands on waiting requests, oldest first, while there are slots. */
+  /**
+   * Hands on waiting requests while there are slots: oldest first, or newest first while the queue
+   * is overloaded. One whose deadline has passed (its sweep not yet run) fails here, unsent.
+   */
   private pump(): void {
     while (this.waitingNow > 0 && this.active < this.opts.maxInFlight) {
       const w = this.nextEligible();
-      if (!w) return;
+      if (!w) break;
+      if (performance.now() >= w.expiresAt) {
+        this.expire(w);
+        continue;
+      }
       w.done = true;
       this.waitingNow--;
+      if (this.pickedNewest) this.figures.handedOnNewestFirst++;
       const waitedMs = this.noteWait(w);
       const left = Math.max(1, Math.floor(w.deadlineMs - waitedMs));
       const req = left < w.deadlineMs ? { ...w.req, timeoutMs: left } : w.req;
@@ -242,14 +271,36 @@ export class InFlightGate implements Transport {
     this.compact();
   }
 
-  /** The oldest waiting request whose device is under its own cap. */
+  /**
+   * The waiting request to hand on next, among those whose device is under its own cap: the oldest,
+   * or the newest once the oldest has waited NEWEST_FIRST_AFTER_MS.
+   */
   private nextEligible(): Waiting | undefined {
-    while (this.head < this.queue.length && this.queue[this.head]!.done) this.head++;
-    for (let i = this.head; i < this.queue.length; i++) {
-      const w = this.queue[i]!;
-      if (!w.done && (this.byDevice.get(w.req.deviceIndex) ?? 0) < this.opts.maxPerDevice) return w;
+    const q = this.queue;
+    this.pickedNewest = false;
+    while (this.head < q.length && q[this.head]!.done) this.head++;
+    if (this.head === q.length) return undefined;
+    if (this.clock.now() - q[this.head]!.askedAt < NEWEST_FIRST_AFTER_MS) {
+      for (let i = this.head; i < q.length; i++) {
+        const w = q[i]!;
+        if (!w.done && this.underDeviceCap(w)) return w;
+      }
+      return undefined;
+    }
+    // Handed-on entries at the tail go at once, so the scan starts at a waiting one.
+    while (q.length > this.head && q[q.length - 1]!.done) q.pop();
+    for (let i = q.length - 1; i >= this.head; i--) {
+      const w = q[i]!;
+      if (!w.done && this.underDeviceCap(w)) {
+        this.pickedNewest = true;
+        return w;
+      }
     }
     return undefined;
+  }
+
+  private underDeviceCap(w: Waiting): boolean {
+    return (this.byDevice.get(w.req.deviceIndex) ?? 0) < this.opts.maxPerDevice;
   }
 
   private armDeadlineTimer(at: number): void {
