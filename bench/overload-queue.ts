@@ -1,0 +1,134 @@
+// What a fleet too big for its machine gets through: `evesim run` of a scenario (by default
+// scenarios/fleet-100k.yaml, whole) against `evesim controller --sink` in another process, and the
+// figures that tell a queue that degrades from one that collapses: devices onboarded, requests
+// answered per second, timeouts in the workers' queue (never sent) against timeouts on the wire
+// (each one took a pooled connection down), the TCP connections the sink accepted, and the
+// requests the workers handed on newest first. --baseline-repo DIR runs another checkout's
+// bin/evesim.js the same way first, in the same invocation, each run with its own sink, state
+// directory and identities.
+//
+//   npm run build && node dist/bench/overload-queue.js [--scenario scenarios/fleet-100k.yaml] [--devices N] [--workers N] [--duration 10m] [--arrival-over 5m] [--baseline-repo DIR]
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunSummary } from '../src/runner/summary-json.js';
+import { checkBenchArgs, optionalStringArg, stringArg } from './bench-args.js';
+import { machineDescription } from './machine.js';
+import { sinkRunArgs, startSinkProcess } from './sink-process.js';
+
+const USAGE = `overload-queue: what an overloaded fleet gets through against the sink controller in another process.
+  node dist/bench/overload-queue.js [--scenario scenarios/fleet-100k.yaml] [--devices N] [--workers N] [--duration D] [--arrival-over D] [--baseline-repo DIR]`;
+checkBenchArgs(USAGE, ['scenario=', 'devices=', 'workers=', 'duration=', 'arrival-over=', 'baseline-repo=']);
+
+const scenario = resolve(stringArg('scenario', 'scenarios/fleet-100k.yaml'));
+// The scenario's own fleet, length and arrival unless given.
+const overrides = Object.entries({
+  devices: optionalStringArg('devices'),
+  workers: optionalStringArg('workers'),
+  duration: optionalStringArg('duration'),
+  'arrival-over': optionalStringArg('arrival-over'),
+}).flatMap(([name, v]) => (v === undefined ? [] : [`--${name}`, v]));
+const cli = fileURLToPath(new URL('../../bin/evesim.js', import.meta.url));
+const baselineArg = optionalStringArg('baseline-repo');
+const baselineCli = baselineArg === undefined ? undefined : join(resolve(baselineArg), 'bin', 'evesim.js');
+if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineArg}: no bin/evesim.js there`);
+const dir = mkdtempSync(join(os.tmpdir(), 'evesim-overload-queue-'));
+
+interface OverloadFigures {
+  devices: number;
+  onboarded: number;
+  thresholdsPassed: number;
+  thresholds: number;
+  runS: number;
+  requests: number;
+  answered: number;
+  timeouts: number;
+  timedOutWaiting: number;
+  handedOnNewestFirst: number;
+  worstWaitS: number;
+  /** TCP connections the sink's device API accepted over the run. */
+  connectionsOpened: number;
+  worstLoopLagP99Ms: number;
+  generatorCpuPercent: number;
+  undelivered: number;
+}
+
+/** One run of `bin` against a sink of its own; the figures from its summary and the sink's admin API. */
+async function overloadedRun(bin: string, label: string): Promise<OverloadFigures> {
+  const sink = await startSinkProcess(cli, join(dir, `ctl-${label}`)); // the same controller for both checkouts
+  const summaryFile = join(dir, `summary-${label}.json`);
+  let connectionsOpened: number;
+  let out = '';
+  let code: number | null;
+  try {
+    const args = [bin, 'run', scenario, ...overrides, '--tick', '50ms', ...sinkRunArgs(sink), '--state-dir', join(dir, `state-${label}`), '--summary-json', summaryFile, '--metrics-linger', '0'];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (d: Buffer) => {
+      out = (out + d.toString()).slice(-20_000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    code = await new Promise<number | null>((r) => child.once('exit', r));
+    const stats = (await (await fetch(`${sink.admin}/admin/stats`)).json()) as { connections: { v2: { opened: number } } };
+    connectionsOpened = stats.connections.v2.opened;
+  } finally {
+    await sink.stop();
+  }
+  let s: RunSummary;
+  try {
+    s = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary;
+  } catch {
+    throw new Error(`${label}: the run wrote no summary (exit ${code}): ${out.slice(-3000)}`);
+  }
+  const gates = s.generator.workers.flatMap((w) => (w.inFlight ? [w.inFlight] : []));
+  return {
+    devices: s.devices.total,
+    onboarded: s.devices.onboarded,
+    thresholdsPassed: s.thresholds.filter((t) => t.passed).length,
+    thresholds: s.thresholds.length,
+    runS: s.durationMs / 1000,
+    requests: s.overall.count,
+    answered: s.overall.count - s.overall.errors,
+    timeouts: s.overall.byError['timeout'] ?? 0,
+    timedOutWaiting: gates.reduce((a, g) => a + g.timedOutWaiting, 0),
+    handedOnNewestFirst: gates.reduce((a, g) => a + (g.handedOnNewestFirst ?? 0), 0),
+    worstWaitS: Math.max(0, ...gates.map((g) => g.worstWaitMs)) / 1000,
+    connectionsOpened,
+    worstLoopLagP99Ms: Math.max(...s.generator.workers.map((w) => w.eventLoopLagP99Ms)),
+    generatorCpuPercent: s.generator.cpuPercent,
+    undelivered: s.undelivered.total,
+  };
+}
+
+function lines(name: string, f: OverloadFigures): string[] {
+  const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(1)} %`;
+  return [
+    `  ${name}:`,
+    `    onboarded ${f.onboarded} of ${f.devices} (${pct(f.onboarded, f.devices)}); thresholds passed ${f.thresholdsPassed} of ${f.thresholds}`,
+    `    requests ${f.requests}, answered ${f.answered} (${(f.answered / f.runS).toFixed(0)}/s over ${f.runS.toFixed(0)} s)`,
+    `    timeouts ${f.timeouts}: ${f.timedOutWaiting} in the workers' queue (never sent), ${f.timeouts - f.timedOutWaiting} on the wire; worst wait for a slot ${f.worstWaitS.toFixed(1)} s`,
+    `    handed on newest first ${f.handedOnNewestFirst}; TCP connections the sink accepted ${f.connectionsOpened}`,
+    `    worst worker loop-lag p99 ${f.worstLoopLagP99Ms.toFixed(0)} ms; generator CPU ${f.generatorCpuPercent.toFixed(0)} % of the machine; reliable messages undelivered ${f.undelivered}`,
+  ];
+}
+
+console.log(`machine: ${machineDescription()}`);
+console.log(`scenario: ${scenario}${overrides.length ? ` (${overrides.join(' ')})` : ''}, --tick 50ms, sink controller in its own process, one per run`);
+try {
+  const base = baselineCli ? await overloadedRun(baselineCli, 'baseline') : undefined;
+  if (base) console.log(lines('baseline', base).join('\n'));
+  const mine = await overloadedRun(cli, 'this');
+  console.log(lines('this checkout', mine).join('\n'));
+  if (base) {
+    const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
+    console.log(
+      `this checkout / baseline: onboarded ${ratio(mine.onboarded, base.onboarded)}, answered ${ratio(mine.answered, base.answered)}, ` +
+        `timeouts on the wire ${ratio(mine.timeouts - mine.timedOutWaiting, base.timeouts - base.timedOutWaiting)}, connections ${ratio(mine.connectionsOpened, base.connectionsOpened)}`,
+    );
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
