@@ -152,6 +152,27 @@ describe('InFlightGate', () => {
     await Promise.all(done);
   });
 
+  it('newest first keeps no handed-on entry under the requests that come after it', async () => {
+    const inner = new HeldTransport();
+    let t = 0;
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 600_000 });
+    const done = [gate.request(req(1, '/first'))];
+    for (let i = 0; i < 100; i++) done.push(gate.request(req(2 + i, `/backlog-${i}`)));
+    t = NEWEST_FIRST_AFTER_MS;
+    // Overloaded and staying so: a new request comes before every answer, and the newest goes out.
+    for (let i = 0; i < 2000; i++) {
+      done.push(gate.request(req(1000 + i, `/new-${i}`)));
+      inner.answer();
+      await tick();
+      expect(inner.order.at(-1)).toBe(`/new-${i}`);
+    }
+    expect(gate.waiting).toBe(100);
+    expect(gate.entriesHeld).toBe(100);
+    gate.close();
+    inner.answer();
+    await Promise.allSettled(done);
+  });
+
   it('newest first still skips a device at its own cap', async () => {
     const inner = new HeldTransport();
     let t = 0;

@@ -172,6 +172,11 @@ export class InFlightGate implements Transport {
     return this.waitingNow;
   }
 
+  /** Entries the queue's array holds now, waiting or done but not yet dropped: what its memory grows with. */
+  get entriesHeld(): number {
+    return this.queue.length - this.head;
+  }
+
   /**
    * The run is over: every request still waiting fails now as 'closed' (never sent), so no wait
    * timer outlives the run. Requests already handed on are the transport's to end.
@@ -287,11 +292,14 @@ export class InFlightGate implements Transport {
       }
       return undefined;
     }
-    // Handed-on entries at the tail go at once, so the scan starts at a waiting one.
+    // The pick leaves the array at once when it is the last entry (nearly always): new requests
+    // come between picks, so a done entry left at the tail would soon sit under them, holding its
+    // request and payload until the head got past it, a deadline later.
     while (q.length > this.head && q[q.length - 1]!.done) q.pop();
     for (let i = q.length - 1; i >= this.head; i--) {
       const w = q[i]!;
       if (!w.done && this.underDeviceCap(w)) {
+        if (i === q.length - 1) q.pop();
         this.pickedNewest = true;
         return w;
       }
