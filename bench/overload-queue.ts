@@ -54,6 +54,8 @@ interface OverloadFigures {
   worstLoopLagP99Ms: number;
   generatorCpuPercent: number;
   undelivered: number;
+  /** Peak RSS of the generator process, bytes (0 where the summary has none). */
+  rssPeakBytes: number;
 }
 
 /** One run of `bin` against a sink of its own; the figures from its summary and the sink's admin API. */
@@ -100,6 +102,7 @@ async function overloadedRun(bin: string, label: string): Promise<OverloadFigure
     worstLoopLagP99Ms: Math.max(...s.generator.workers.map((w) => w.eventLoopLagP99Ms)),
     generatorCpuPercent: s.generator.cpuPercent,
     undelivered: s.undelivered.total,
+    rssPeakBytes: s.generator.rssPeakBytes ?? 0,
   };
 }
 
@@ -112,6 +115,7 @@ function lines(name: string, f: OverloadFigures): string[] {
     `    timeouts ${f.timeouts}: ${f.timedOutWaiting} in the workers' queue (never sent), ${f.timeouts - f.timedOutWaiting} on the wire; worst wait for a slot ${f.worstWaitS.toFixed(1)} s`,
     `    handed on newest first ${f.handedOnNewestFirst}; TCP connections the sink accepted ${f.connectionsOpened}`,
     `    worst worker loop-lag p99 ${f.worstLoopLagP99Ms.toFixed(0)} ms; generator CPU ${f.generatorCpuPercent.toFixed(0)} % of the machine; reliable messages undelivered ${f.undelivered}`,
+    `    generator RSS peak ${(f.rssPeakBytes / 2 ** 30).toFixed(2)} GiB (${(f.rssPeakBytes / 1024 / Math.max(1, f.devices)).toFixed(1)} KiB per device)`,
   ];
 }
 
