@@ -5,9 +5,10 @@
 // (each one took a pooled connection down), the TCP connections the sink accepted, and the
 // requests the workers handed on newest first. --baseline-repo DIR runs another checkout's
 // bin/evesim.js the same way first, in the same invocation, each run with its own sink, state
-// directory and identities.
+// directory and identities (--this-first runs this checkout first, to balance the order). A table
+// minute by minute follows: a collapse shows as answers falling to nothing while errors climb.
 //
-//   npm run build && node dist/bench/overload-queue.js [--scenario scenarios/fleet-100k.yaml] [--devices N] [--workers N] [--duration 10m] [--arrival-over 5m] [--baseline-repo DIR]
+//   npm run build && node dist/bench/overload-queue.js [--scenario scenarios/fleet-100k.yaml] [--devices N] [--workers N] [--duration 10m] [--arrival-over 5m] [--baseline-repo DIR [--this-first]]
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,13 +16,13 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunSummary } from '../src/runner/summary-json.js';
-import { checkBenchArgs, optionalStringArg, stringArg } from './bench-args.js';
+import { checkBenchArgs, hasArg, optionalStringArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
 import { sinkRunArgs, startSinkProcess } from './sink-process.js';
 
 const USAGE = `overload-queue: what an overloaded fleet gets through against the sink controller in another process.
-  node dist/bench/overload-queue.js [--scenario scenarios/fleet-100k.yaml] [--devices N] [--workers N] [--duration D] [--arrival-over D] [--baseline-repo DIR]`;
-checkBenchArgs(USAGE, ['scenario=', 'devices=', 'workers=', 'duration=', 'arrival-over=', 'baseline-repo=']);
+  node dist/bench/overload-queue.js [--scenario scenarios/fleet-100k.yaml] [--devices N] [--workers N] [--duration D] [--arrival-over D] [--baseline-repo DIR [--this-first]]`;
+checkBenchArgs(USAGE, ['scenario=', 'devices=', 'workers=', 'duration=', 'arrival-over=', 'baseline-repo=', 'this-first']);
 
 const scenario = resolve(stringArg('scenario', 'scenarios/fleet-100k.yaml'));
 // The scenario's own fleet, length and arrival unless given.
@@ -35,6 +36,7 @@ const cli = fileURLToPath(new URL('../../bin/evesim.js', import.meta.url));
 const baselineArg = optionalStringArg('baseline-repo');
 const baselineCli = baselineArg === undefined ? undefined : join(resolve(baselineArg), 'bin', 'evesim.js');
 if (baselineCli && !existsSync(baselineCli)) throw new Error(`--baseline-repo ${baselineArg}: no bin/evesim.js there`);
+const thisFirst = hasArg('this-first');
 const dir = mkdtempSync(join(os.tmpdir(), 'evesim-overload-queue-'));
 
 interface OverloadFigures {
@@ -56,6 +58,23 @@ interface OverloadFigures {
   undelivered: number;
   /** Peak RSS of the generator process, bytes (0 where the summary has none). */
   rssPeakBytes: number;
+  /** Minute by minute: requests answered and failed per second, devices onboarded at its end. */
+  minutes: { phase: string; answeredPerS: number; errorsPerS: number; onboarded: number }[];
+}
+
+/** The summary's intervals gathered into minutes. */
+function byMinute(s: RunSummary): OverloadFigures['minutes'] {
+  const minutes: (OverloadFigures['minutes'][number] & { seconds: number })[] = [];
+  for (const iv of s.series?.intervals ?? []) {
+    const m = (minutes[Math.floor(iv.tMs / 60_000)] ??= { phase: iv.phase, answeredPerS: 0, errorsPerS: 0, onboarded: 0, seconds: 0 });
+    for (const e of Object.values(iv.endpoints)) {
+      m.answeredPerS += e.requests - e.errors;
+      m.errorsPerS += e.errors;
+    }
+    m.seconds += iv.durationMs / 1000;
+    m.onboarded = iv.devices.onboarded ?? 0;
+  }
+  return minutes.filter((m) => m !== undefined).map(({ seconds, ...m }) => ({ ...m, answeredPerS: m.answeredPerS / seconds, errorsPerS: m.errorsPerS / seconds }));
 }
 
 /** One run of `bin` against a sink of its own; the figures from its summary and the sink's admin API. */
@@ -103,6 +122,7 @@ async function overloadedRun(bin: string, label: string): Promise<OverloadFigure
     generatorCpuPercent: s.generator.cpuPercent,
     undelivered: s.undelivered.total,
     rssPeakBytes: s.generator.rssPeakBytes ?? 0,
+    minutes: byMinute(s),
   };
 }
 
@@ -121,11 +141,30 @@ function lines(name: string, f: OverloadFigures): string[] {
 
 console.log(`machine: ${machineDescription()}`);
 console.log(`scenario: ${scenario}${overrides.length ? ` (${overrides.join(' ')})` : ''}, --tick 50ms, sink controller in its own process, one per run`);
+
+/** Minute rows of each run side by side. */
+function minuteTable(runs: [string, OverloadFigures][]): string[] {
+  const n = Math.max(...runs.map(([, f]) => f.minutes.length));
+  const out = [`  minute  ${runs.map(([name]) => `${name}: answered/s  errors/s  onboarded (devices in that state at its end)`.padEnd(70)).join('')}`];
+  for (let i = 0; i < n; i++) {
+    const cells = runs.map(([, f]) => {
+      const m = f.minutes[i];
+      return (m ? `${m.answeredPerS.toFixed(0).padStart(8)} ${m.errorsPerS.toFixed(0).padStart(9)} ${String(m.onboarded).padStart(10)}${m.phase === 'drain' ? ' (drain)' : ''}` : '').padEnd(70);
+    });
+    out.push(`  ${String(i).padStart(6)}  ${cells.join('')}`);
+  }
+  return out;
+}
+
 try {
-  const base = baselineCli ? await overloadedRun(baselineCli, 'baseline') : undefined;
-  if (base) console.log(lines('baseline', base).join('\n'));
+  let base: OverloadFigures | undefined;
+  if (baselineCli && !thisFirst) base = await overloadedRun(baselineCli, 'baseline');
   const mine = await overloadedRun(cli, 'this');
+  if (baselineCli && thisFirst) base = await overloadedRun(baselineCli, 'baseline');
+  if (base) console.log(lines('baseline', base).join('\n'));
   console.log(lines('this checkout', mine).join('\n'));
+  console.log(`order: ${!base ? 'this checkout only' : thisFirst ? 'this checkout, then the baseline' : 'the baseline, then this checkout'}`);
+  console.log(minuteTable(base ? [['baseline', base], ['this checkout', mine]] : [['this checkout', mine]]).join('\n'));
   if (base) {
     const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
     console.log(
