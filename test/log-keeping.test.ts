@@ -29,8 +29,30 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** Lets real file I/O (the spill's reads) complete between fake-clock steps. */
-const realTick = () => new Promise<void>((r) => setTimeout(r, 1));
+/** Reads from a spill file under way: real file I/O, which the fake clock cannot wait for. */
+let spillReadsInFlight = 0;
+
+/** `store` with its reads counted in spillReadsInFlight. */
+function counted(store: LogSpill): LogSpill {
+  return {
+    put: (device, bytes) => store.put(device, bytes),
+    release: (ref) => store.release(ref),
+    read: (ref) => {
+      spillReadsInFlight++;
+      return store.read(ref).finally(() => spillReadsInFlight--);
+    },
+  };
+}
+
+/**
+ * Between fake-clock steps: lets the spill's reads finish, and what they set off, before the clock
+ * moves on. It waits for them, not for a set time: a loaded machine's reads once outlasted the
+ * 1 ms this used to give them, and the upload ticks fell behind the clock.
+ */
+async function realTick(): Promise<void> {
+  do await new Promise<void>((r) => setTimeout(r, 1));
+  while (spillReadsInFlight > 0);
+}
 
 interface Outage {
   down: boolean;
@@ -97,7 +119,7 @@ describe('EVE log quota (eve-wire-facts §3.5, §8.3)', () => {
 describe('a controller outage of many minutes', () => {
   it('keeps every log file, delivers them in order afterwards, and holds no more than the memory budget', async () => {
     const spill = new LogSpillFile(stateDir(), 0);
-    const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: spill });
+    const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: counted(spill) });
     const o = controllerOutage(r);
     await onboard(r);
     await run(r, 200_000);
@@ -137,7 +159,7 @@ describe('a controller outage of many minutes', () => {
 
   it('with a memory budget of 0 (--log-memory 0) holds no file in memory: every waiting file is on disk, and all arrive', async () => {
     const spill = new LogSpillFile(stateDir(), 0);
-    const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: spill, options: { logMemoryBytes: 0 } });
+    const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: counted(spill), options: { logMemoryBytes: 0 } });
     const o = controllerOutage(r);
     await onboard(r);
     o.down = true;
@@ -164,15 +186,65 @@ describe('a controller outage of many minutes', () => {
     spill.close();
   }, 60_000);
 
-  it('counts a kept file that cannot be read back as undelivered, as a device error, and goes on uploading the rest', async () => {
-    const store = new LogSpillFile(stateDir(), 0);
-    // The first read of a kept file fails, as a damaged disk would; every other read is the store's.
-    let failedReads = 0;
+  it('a drain that begins while an upload awaits its read from the spill waits for it: no file is sent twice', async () => {
+    const file = new LogSpillFile(stateDir(), 0);
+    const store = counted(file);
+    // Reads are held until released (and not counted as under way), as a slow disk would hold them.
+    const held: (() => void)[] = [];
+    let reads = 0;
     const spill: LogSpill = {
       put: (device, bytes) => store.put(device, bytes),
       release: (ref) => store.release(ref),
       read: (ref) => {
-        if (failedReads > 0) return store.read(ref);
+        reads++;
+        return new Promise<void>((go) => held.push(go)).then(() => store.read(ref));
+      },
+    };
+    const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: spill, options: { logMemoryBytes: 0 } });
+    const o = controllerOutage(r);
+    await onboard(r);
+    o.down = true;
+    await run(r, 5 * 60_000);
+    o.down = false;
+    // Until an upload tick is waiting for its file's bytes.
+    for (let i = 0; i < 100 && reads === 0; i++) {
+      await r.time.advance(5_000);
+      await realTick();
+    }
+    expect(reads).toBe(1);
+    r.device.drain();
+    // The drain's first tick is due now; the tick before it still awaits its read.
+    for (let i = 0; i < 6; i++) {
+      await r.time.advance(5_000);
+      await realTick();
+    }
+    expect(reads).toBe(1);
+    // Reads go through from now on, and the drain delivers the rest.
+    spill.read = (ref) => store.read(ref);
+    held.splice(0).forEach((go) => go());
+    for (let i = 0; i < 400 && !r.device.drained; i++) {
+      await r.time.advance(5_000);
+      await realTick();
+    }
+    expect(r.device.drained).toBe(true);
+    const ids = msgids(r, o, 'newlogs');
+    expect(ids.length).toBeGreaterThan(5 * 60 * 10 * 0.9);
+    expect(ids).toEqual(ids.map((_, i) => i));
+    r.device.stop();
+    expect(r.device.stats().undelivered.logs).toBe(0);
+    file.close();
+  }, 60_000);
+
+  it('counts a kept file that cannot be read back as undelivered, as a device error, and goes on uploading the rest', async () => {
+    const store = new LogSpillFile(stateDir(), 0);
+    // The first read of a kept file fails, as a damaged disk would; every other read is the store's.
+    let failedReads = 0;
+    const readable = counted(store);
+    const spill: LogSpill = {
+      put: (device, bytes) => store.put(device, bytes),
+      release: (ref) => store.release(ref),
+      read: (ref) => {
+        if (failedReads > 0) return readable.read(ref);
         failedReads++;
         return Promise.reject(new Error('EIO: the kept copy is unreadable'));
       },
@@ -223,7 +295,7 @@ describe('a controller outage of many minutes', () => {
   it('over the quota drops the oldest waiting files, counted as dropped by the quota, not undelivered', async () => {
     const spill = new LogSpillFile(stateDir(), 0);
     // 100,000 bytes: at most 2 files and 100,000 bytes kept.
-    const r = rig({ behaviour: { logLinesPerSec: 10, logQuotaBytes: 100_000 }, logSpill: spill });
+    const r = rig({ behaviour: { logLinesPerSec: 10, logQuotaBytes: 100_000 }, logSpill: counted(spill) });
     const o = controllerOutage(r);
     await onboard(r);
     await run(r, 200_000);

@@ -119,6 +119,14 @@ export class LogUploader {
   private drainLinesUntil: Millis | undefined;
   /** pendingFiles as the worker's ReliableBacklog last counted it. */
   private backlogCounted = 0;
+  /**
+   * The generation of the regular tick now awaiting its uploads, else undefined. A drain that
+   * begins meanwhile leaves its first tick to that tick's end (drainFirstTickAt): armed at once, it
+   * ran beside it and uploaded the same oldest file again (EVE's loguploader is one loop).
+   */
+  private tickRunningGen: number | undefined;
+  /** When the drain's first tick is due, held while a regular tick still runs. */
+  private drainFirstTickAt: Millis | undefined;
 
   constructor(private readonly host: LogHost) {
     this.timer = new DeviceTimer(host.opts.scheduler, this, LogUploader.onTimer);
@@ -184,7 +192,9 @@ export class LogUploader {
       return;
     }
     this.drainLinesUntil = now;
-    this.timer.at(Math.max(now, deliverFrom));
+    const first = Math.max(now, deliverFrom);
+    if (this.tickRunningGen === this.host.generation) this.drainFirstTickAt = first;
+    else this.timer.at(first);
   }
 
   /**
@@ -213,6 +223,7 @@ export class LogUploader {
     const host = this.host;
     const gen = host.generation;
     const schedule = this.schedule!;
+    this.tickRunningGen = gen;
     return endingWith(
       () => {
         schedule.onBackoffExpired(host.opts.clock.now());
@@ -226,13 +237,17 @@ export class LogUploader {
   /** The next tick is armed whatever happened in this one (unless the device went down). */
   private tickEnded(gen: number): void {
     const host = this.host;
+    if (this.tickRunningGen === gen) this.tickRunningGen = undefined;
     if (gen !== host.generation) return;
     const schedule = this.schedule!;
     const now = host.opts.clock.now();
     schedule.maybeEvaluate(now, this.pendingFiles, host.opts.rng);
     host.counters.setLogBacklog(this.pendingFiles, schedule.intervalS);
-    // A drain that began while this tick awaited its upload has armed its own first tick.
-    if (!this.draining) this.timer.at(now + schedule.uploadDelayMs());
+    if (!this.draining) return this.timer.at(now + schedule.uploadDelayMs());
+    // A drain began while this tick awaited its upload: its first tick comes now, not beside this one.
+    const first = this.drainFirstTickAt;
+    this.drainFirstTickAt = undefined;
+    if (first !== undefined) this.timer.at(Math.max(now, first));
   }
 
   /**
