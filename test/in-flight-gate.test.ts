@@ -6,7 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Transport, TransportRequest, TransportResponse } from '../src/device/ports.js';
 import { TransportError } from '../src/device/ports.js';
-import { InFlightGate, NEWEST_FIRST_AFTER_MS } from '../src/transport/in-flight-gate.js';
+import { InFlightGate, NEWEST_FIRST_AT_DEADLINE_SHARE } from '../src/transport/in-flight-gate.js';
+
+/** When a queue of requests with the tests' 60 s deadline flips to newest first. */
+const FLIP_MS = 60_000 * NEWEST_FIRST_AT_DEADLINE_SHARE;
 
 /** Holds every request until answer() is called; counts what it has at once. */
 class HeldTransport implements Transport {
@@ -122,7 +125,7 @@ describe('InFlightGate', () => {
     expect(gate.stats()).toMatchObject({ timedOutWaiting: 1, waited: 2 });
   });
 
-  it('once the oldest waiting request has waited NEWEST_FIRST_AFTER_MS, hands on the newest first; oldest first again once the queue is short', async () => {
+  it('once the oldest waiting request has used half its deadline, hands on the newest first; oldest first again once the queue is young', async () => {
     const inner = new HeldTransport();
     let t = 0;
     const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
@@ -131,10 +134,10 @@ describe('InFlightGate', () => {
       inner.answer();
       await tick();
     };
-    t = NEWEST_FIRST_AFTER_MS / 2;
-    await next(); // the oldest has waited half the limit: first come first served
+    t = FLIP_MS - 1;
+    await next(); // the oldest has not yet used half its deadline: first come first served
     expect(inner.order).toEqual(['/first', '/a']);
-    t = NEWEST_FIRST_AFTER_MS + 500;
+    t = FLIP_MS + 500;
     done.push(gate.request(req(5, '/d')));
     await next(); // /b has waited past the limit: the newest goes first
     await next();
@@ -155,10 +158,10 @@ describe('InFlightGate', () => {
   it('newest first keeps no handed-on entry under the requests that come after it', async () => {
     const inner = new HeldTransport();
     let t = 0;
-    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 600_000 });
+    const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 1, maxPerDevice: 8, timeoutMs: 60_000 });
     const done = [gate.request(req(1, '/first'))];
     for (let i = 0; i < 100; i++) done.push(gate.request(req(2 + i, `/backlog-${i}`)));
-    t = NEWEST_FIRST_AFTER_MS;
+    t = FLIP_MS * 1.5;
     // Overloaded and staying so: a new request comes before every answer, and the newest goes out.
     for (let i = 0; i < 2000; i++) {
       done.push(gate.request(req(1000 + i, `/new-${i}`)));
@@ -178,7 +181,7 @@ describe('InFlightGate', () => {
     let t = 0;
     const gate = new InFlightGate(inner, { now: () => t }, { maxInFlight: 2, maxPerDevice: 1, timeoutMs: 60_000 });
     const done = [gate.request(req(2, '/p1')), gate.request(req(1, '/p2')), gate.request(req(3, '/old'))];
-    t = NEWEST_FIRST_AFTER_MS * 2;
+    t = FLIP_MS * 1.5;
     done.push(gate.request(req(4, '/n2')), gate.request(req(1, '/n1')));
     inner.answer(); // /p1: device 2's slot frees; the newest, /n1, is device 1's, which has /p2 out
     await tick();

@@ -34,7 +34,7 @@ describe('inFlightLine', () => {
     );
     expect(line).toBe(
       'in flight    peak 256 of 256 per worker, 2 of 8 per device; 1000 requests waited for a slot (at most 700 at once), worst 121.00 s, counted in their latency; ' +
-        '507 handed on newest first, the queue being overloaded (its oldest had waited 1 s or more); 42 timed out waiting',
+        '507 handed on newest first, the queue being overloaded (its oldest had used 50 % of its deadline); 42 timed out waiting',
     );
   });
 

@@ -4,7 +4,7 @@
 // worker's queue was overloaded it served the newest first (in-flight-gate.ts): the line says how
 // many, since that is why the requests that timed out waiting were the oldest.
 
-import { NEWEST_FIRST_AFTER_MS } from '../transport/in-flight-gate.js';
+import { NEWEST_FIRST_AT_DEADLINE_SHARE } from '../transport/in-flight-gate.js';
 import type { RunSummary } from './summary-json.js';
 
 export function inFlightLine(s: RunSummary): string | undefined {
@@ -23,7 +23,7 @@ export function inFlightLine(s: RunSummary): string | undefined {
   return (
     `${head}; ${waited} requests waited for a slot (at most ${Math.max(...gates.map((g) => g.queuePeak))} at once), ` +
     `worst ${(worst / 1000).toFixed(2)} s, counted in their latency` +
-    (newestFirst > 0 ? `; ${newestFirst} handed on newest first, the queue being overloaded (its oldest had waited ${NEWEST_FIRST_AFTER_MS / 1000} s or more)` : '') +
+    (newestFirst > 0 ? `; ${newestFirst} handed on newest first, the queue being overloaded (its oldest had used ${NEWEST_FIRST_AT_DEADLINE_SHARE * 100} % of its deadline)` : '') +
     (timedOut > 0 ? `; ${timedOut} timed out waiting` : '')
   );
 }

@@ -12,14 +12,17 @@
 // the pool: a request that waits past it fails as 'timeout' without reaching the wire, and one
 // handed on late gets only what is left of it.
 //
-// Order: first come first served while the queue is short. Once the oldest waiting request has
-// waited NEWEST_FIRST_AFTER_MS the queue is overloaded, and it serves the newest requests first
-// (adaptive LIFO) until it is short again. First come first served under sustained overload hands
-// on only requests whose deadline is nearly spent: they time out on the wire, each takes its pooled
-// connection down with it (HTTP/1.1 cannot cancel one request otherwise), and the new TLS
-// connections cost the CPU the overload lacked, until nothing gets through (fleet-100k.yaml,
-// bench/README.md "overload-queue"). Newest first sends requests with most of their deadline left;
-// the old ones time out in the queue, unsent, as they would have anyway.
+// Order: first come first served while every request handed on still has at least half of its
+// deadline left. Once the oldest waiting request has used NEWEST_FIRST_AT_DEADLINE_SHARE of its
+// deadline the queue is overloaded, and it serves the newest requests first (adaptive LIFO) until
+// its oldest is younger again. First come first served under sustained overload hands on only
+// requests whose deadline is nearly spent: they time out on the wire, each takes its pooled
+// connection down with it (HTTP/1.1 cannot cancel one request otherwise), and goodput falls to
+// nothing (fleet-100k.yaml, bench/README.md "overload-queue"). Newest first sends requests with most
+// of their deadline left; the old ones time out in the queue, unsent. It flips no earlier because a
+// device's onboarding is a dozen requests in a row: newest first buries some of each device's steps
+// under newer requests until their deadline, so under a moderate backlog first come first served
+// onboards devices faster.
 
 import type { Clock, Millis, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { TransportError, buildBody } from '../device/ports.js';
@@ -61,7 +64,7 @@ export interface InFlightStats {
   worstWaitMs: number;
   /** Requests whose deadline passed while they waited (failed as 'timeout', never sent). */
   timedOutWaiting: number;
-  /** Requests handed on newest first, while the oldest waiting one had waited NEWEST_FIRST_AFTER_MS or more. */
+  /** Requests handed on newest first, while the oldest waiting one had used NEWEST_FIRST_AT_DEADLINE_SHARE of its deadline or more. */
   handedOnNewestFirst?: number;
   /** Requests the gate was asked for, at once or after a wait. */
   requests?: number;
@@ -94,11 +97,11 @@ interface Waiting {
 const DEADLINE_SWEEP_MS = 25;
 
 /**
- * How long the oldest waiting request may have waited before the queue serves newest first. Far
- * above a healthy run's waits (none, or a tick's burst of a few ms), far below EVE's deadlines
- * (timer.send.timeout, 120 s by default), so a queue that flips has already failed to drain.
+ * The share of its deadline the oldest waiting request may have used before the queue serves
+ * newest first: until then every request handed on has at least half its deadline for the wire
+ * (60 s of EVE's default 120 s timer.send.timeout), far more than an answer takes.
  */
-export const NEWEST_FIRST_AFTER_MS = 1000;
+export const NEWEST_FIRST_AT_DEADLINE_SHARE = 0.5;
 
 export class InFlightGate implements Transport {
   /** Bodies are made as requests are handed on, not while they wait here (TransportRequest.build). */
@@ -278,14 +281,15 @@ export class InFlightGate implements Transport {
 
   /**
    * The waiting request to hand on next, among those whose device is under its own cap: the oldest,
-   * or the newest once the oldest has waited NEWEST_FIRST_AFTER_MS.
+   * or the newest once the oldest has used NEWEST_FIRST_AT_DEADLINE_SHARE of its deadline.
    */
   private nextEligible(): Waiting | undefined {
     const q = this.queue;
     this.pickedNewest = false;
     while (this.head < q.length && q[this.head]!.done) this.head++;
     if (this.head === q.length) return undefined;
-    if (this.clock.now() - q[this.head]!.askedAt < NEWEST_FIRST_AFTER_MS) {
+    const oldest = q[this.head]!;
+    if (this.clock.now() - oldest.askedAt < oldest.deadlineMs * NEWEST_FIRST_AT_DEADLINE_SHARE) {
       for (let i = this.head; i < q.length; i++) {
         const w = q[i]!;
         if (!w.done && this.underDeviceCap(w)) return w;
