@@ -145,11 +145,15 @@ console.log(`scenario: ${scenario}${overrides.length ? ` (${overrides.join(' ')}
 /** Minute rows of each run side by side. */
 function minuteTable(runs: [string, OverloadFigures][]): string[] {
   const n = Math.max(...runs.map(([, f]) => f.minutes.length));
-  const out = [`  minute  ${runs.map(([name]) => `${name}: answered/s  errors/s  onboarded (devices in that state at its end)`.padEnd(70)).join('')}`];
+  const out = [
+    '  minute by minute: requests answered and failed per second, devices onboarded (in that state at its end)',
+    `  minute  ${runs.map(([name]) => name.padEnd(40)).join('')}`,
+    `          ${runs.map(() => `${'answered'.padStart(8)} ${'errors'.padStart(9)} ${'onboarded'.padStart(10)}`.padEnd(40)).join('')}`,
+  ];
   for (let i = 0; i < n; i++) {
     const cells = runs.map(([, f]) => {
       const m = f.minutes[i];
-      return (m ? `${m.answeredPerS.toFixed(0).padStart(8)} ${m.errorsPerS.toFixed(0).padStart(9)} ${String(m.onboarded).padStart(10)}${m.phase === 'drain' ? ' (drain)' : ''}` : '').padEnd(70);
+      return (m ? `${m.answeredPerS.toFixed(0).padStart(8)} ${m.errorsPerS.toFixed(0).padStart(9)} ${String(m.onboarded).padStart(10)}${m.phase === 'drain' ? ' drain' : ''}` : '').padEnd(40);
     });
     out.push(`  ${String(i).padStart(6)}  ${cells.join('')}`);
   }

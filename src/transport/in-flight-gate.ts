@@ -20,9 +20,11 @@
 // connection down with it (HTTP/1.1 cannot cancel one request otherwise), and goodput falls to
 // nothing (fleet-100k.yaml, bench/README.md "overload-queue"). Newest first sends requests with most
 // of their deadline left; the old ones time out in the queue, unsent. It flips no earlier because a
-// device's onboarding is a dozen requests in a row: newest first buries some of each device's steps
-// under newer requests until their deadline, so under a moderate backlog first come first served
-// onboards devices faster.
+// device's onboarding is a dozen requests in a row, and newest first buries some of each device's
+// steps under newer requests until their deadline: flipped once the oldest had waited 1 s,
+// fleet-100k onboarded about half as many devices in its first five minutes and answered no more
+// requests over its ten than first come first served, where flipped at half the deadline it
+// answered a fifth more.
 
 import type { Clock, Millis, Transport, TransportRequest, TransportResponse } from '../device/ports.js';
 import { TransportError, buildBody } from '../device/ports.js';
