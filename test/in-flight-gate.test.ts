@@ -34,6 +34,13 @@ class HeldTransport implements Transport {
     this.byDevice.set(h.req.deviceIndex, this.byDevice.get(h.req.deviceIndex)! - 1);
     h.resolve({ status: 200, headers: {}, body: new Uint8Array(0) });
   }
+  /** Answers what it holds, oldest first, each answer's next hand-on included, until it holds none. */
+  async answerAll(): Promise<void> {
+    while (this.held.length > 0) {
+      this.answer();
+      await tick();
+    }
+  }
 }
 
 const req = (device: number, path: string, timeoutMs?: number): TransportRequest => ({
@@ -58,10 +65,7 @@ describe('InFlightGate', () => {
     expect(inner.now).toBe(3);
     expect(gate.waiting).toBe(7);
     t += 500;
-    while (inner.held.length > 0) {
-      inner.answer();
-      await tick();
-    }
+    await inner.answerAll();
     await Promise.all(done);
     expect(inner.order).toEqual(Array.from({ length: 10 }, (_, i) => `/r${i}`));
     expect(inner.peak).toBe(3);
@@ -97,10 +101,7 @@ describe('InFlightGate', () => {
     inner.answer(); // a1
     await tick();
     expect(inner.order).toEqual(['/a1', '/a2', '/b1', '/a3']);
-    while (inner.held.length > 0) {
-      inner.answer();
-      await tick();
-    }
+    await inner.answerAll();
     await Promise.all(done);
     expect(inner.peakPerDevice).toBe(2);
     expect(gate.stats()).toMatchObject({ peakPerDevice: 2, waited: 1 });
@@ -189,10 +190,7 @@ describe('InFlightGate', () => {
     inner.answer(); // /p2: device 1 is free again
     await tick();
     expect(inner.order).toEqual(['/p1', '/p2', '/n2', '/n1']);
-    while (inner.held.length > 0) {
-      inner.answer();
-      await tick();
-    }
+    await inner.answerAll();
     await Promise.all(done);
     expect(inner.order.at(-1)).toBe('/old');
   });

@@ -122,8 +122,6 @@ export class InFlightGate implements Transport {
   /** The one deadline timer, armed for the earliest deadline among waiting requests (or none). */
   private deadlineTimer: NodeJS.Timeout | undefined;
   private deadlineTimerAt = Infinity;
-  /** Whether nextEligible()'s last pick was newest first. */
-  private pickedNewest = false;
   private readonly figures: Required<Omit<InFlightStats, 'maxInFlight' | 'maxPerDevice'>> = {
     peak: 0,
     peakPerDevice: 0,
@@ -264,7 +262,8 @@ export class InFlightGate implements Transport {
    */
   private pump(): void {
     while (this.waitingNow > 0 && this.active < this.opts.maxInFlight) {
-      const w = this.nextEligible();
+      const newestFirst = this.overloaded();
+      const w = newestFirst ? this.newestEligible() : this.oldestEligible();
       if (!w) break;
       if (performance.now() >= w.expiresAt) {
         this.expire(w);
@@ -272,7 +271,7 @@ export class InFlightGate implements Transport {
       }
       w.done = true;
       this.waitingNow--;
-      if (this.pickedNewest) this.figures.handedOnNewestFirst++;
+      if (newestFirst) this.figures.handedOnNewestFirst++;
       const waitedMs = this.noteWait(w);
       const left = Math.max(1, Math.floor(w.deadlineMs - waitedMs));
       const req = left < w.deadlineMs ? { ...w.req, timeoutMs: left } : w.req;
@@ -282,22 +281,30 @@ export class InFlightGate implements Transport {
   }
 
   /**
-   * The waiting request to hand on next, among those whose device is under its own cap: the oldest,
-   * or the newest once the oldest has used NEWEST_FIRST_AT_DEADLINE_SHARE of its deadline.
+   * Whether the oldest waiting request has used NEWEST_FIRST_AT_DEADLINE_SHARE of its deadline (the
+   * handled entries before it dropped from view first).
    */
-  private nextEligible(): Waiting | undefined {
+  private overloaded(): boolean {
     const q = this.queue;
-    this.pickedNewest = false;
     while (this.head < q.length && q[this.head]!.done) this.head++;
-    if (this.head === q.length) return undefined;
+    if (this.head === q.length) return false;
     const oldest = q[this.head]!;
-    if (this.clock.now() - oldest.askedAt < oldest.deadlineMs * NEWEST_FIRST_AT_DEADLINE_SHARE) {
-      for (let i = this.head; i < q.length; i++) {
-        const w = q[i]!;
-        if (!w.done && this.underDeviceCap(w)) return w;
-      }
-      return undefined;
+    return this.clock.now() - oldest.askedAt >= oldest.deadlineMs * NEWEST_FIRST_AT_DEADLINE_SHARE;
+  }
+
+  /** The oldest waiting request whose device is under its own cap. */
+  private oldestEligible(): Waiting | undefined {
+    const q = this.queue;
+    for (let i = this.head; i < q.length; i++) {
+      const w = q[i]!;
+      if (!w.done && this.underDeviceCap(w)) return w;
     }
+    return undefined;
+  }
+
+  /** The newest waiting request whose device is under its own cap. */
+  private newestEligible(): Waiting | undefined {
+    const q = this.queue;
     // The pick leaves the array at once when it is the last entry (nearly always): new requests
     // come between picks, so a done entry left at the tail would soon sit under them, holding its
     // request and payload until the head got past it, a deadline later.
@@ -306,7 +313,6 @@ export class InFlightGate implements Transport {
       const w = q[i]!;
       if (!w.done && this.underDeviceCap(w)) {
         if (i === q.length - 1) q.pop();
-        this.pickedNewest = true;
         return w;
       }
     }
