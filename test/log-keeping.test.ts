@@ -32,16 +32,17 @@ afterEach(() => {
 /** Reads from a spill file under way: real file I/O, which the fake clock cannot wait for. */
 let spillReadsInFlight = 0;
 
+/** `store` with its reads done by `read` instead. */
+function withRead(store: LogSpill, read: LogSpill['read']): LogSpill {
+  return { put: (device, bytes) => store.put(device, bytes), release: (ref) => store.release(ref), read };
+}
+
 /** `store` with its reads counted in spillReadsInFlight. */
 function counted(store: LogSpill): LogSpill {
-  return {
-    put: (device, bytes) => store.put(device, bytes),
-    release: (ref) => store.release(ref),
-    read: (ref) => {
-      spillReadsInFlight++;
-      return store.read(ref).finally(() => spillReadsInFlight--);
-    },
-  };
+  return withRead(store, (ref) => {
+    spillReadsInFlight++;
+    return store.read(ref).finally(() => spillReadsInFlight--);
+  });
 }
 
 /**
@@ -192,14 +193,10 @@ describe('a controller outage of many minutes', () => {
     // Reads are held until released (and not counted as under way), as a slow disk would hold them.
     const held: (() => void)[] = [];
     let reads = 0;
-    const spill: LogSpill = {
-      put: (device, bytes) => store.put(device, bytes),
-      release: (ref) => store.release(ref),
-      read: (ref) => {
-        reads++;
-        return new Promise<void>((go) => held.push(go)).then(() => store.read(ref));
-      },
-    };
+    const spill = withRead(store, (ref) => {
+      reads++;
+      return new Promise<void>((go) => held.push(go)).then(() => store.read(ref));
+    });
     const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: spill, options: { logMemoryBytes: 0 } });
     const o = controllerOutage(r);
     await onboard(r);
@@ -240,15 +237,11 @@ describe('a controller outage of many minutes', () => {
     // The first read of a kept file fails, as a damaged disk would; every other read is the store's.
     let failedReads = 0;
     const readable = counted(store);
-    const spill: LogSpill = {
-      put: (device, bytes) => store.put(device, bytes),
-      release: (ref) => store.release(ref),
-      read: (ref) => {
-        if (failedReads > 0) return readable.read(ref);
-        failedReads++;
-        return Promise.reject(new Error('EIO: the kept copy is unreadable'));
-      },
-    };
+    const spill = withRead(store, (ref) => {
+      if (failedReads > 0) return readable.read(ref);
+      failedReads++;
+      return Promise.reject(new Error('EIO: the kept copy is unreadable'));
+    });
     const r = rig({ behaviour: { logLinesPerSec: 10 }, logSpill: spill, options: { logMemoryBytes: 0 } });
     const o = controllerOutage(r);
     await onboard(r);
