@@ -7,6 +7,8 @@
 // bin/evesim.js the same way first, in the same invocation, each run with its own sink, state
 // directory and identities (--this-first runs this checkout first, to balance the order). A table
 // minute by minute follows: a collapse shows as answers falling to nothing while errors climb.
+// A scenario with faults also gets, per fault, the devices it hit and how many were current again
+// after it (bench/scenarios/slow-controller.yaml: a controller 4 s slower for two minutes).
 //
 //   npm run build && node dist/bench/overload-queue.js [--scenario scenarios/fleet-100k.yaml] [--devices N] [--workers N] [--duration 10m] [--arrival-over 5m] [--baseline-repo DIR [--this-first]]
 
@@ -58,23 +60,38 @@ interface OverloadFigures {
   undelivered: number;
   /** Peak RSS of the generator process, bytes (0 where the summary has none). */
   rssPeakBytes: number;
+  /** The thresholds that failed, as the scenario writes them. */
+  failedThresholds: string[];
+  /** Per fault of the scenario: devices hit, how many were current again after it, and the last one's time after its end. */
+  faults: { kind: string; params?: string; devicesHit: number; recovered?: number; recoveryS?: number }[];
   /** Minute by minute: requests answered and failed per second, devices onboarded at its end. */
-  minutes: { phase: string; answeredPerS: number; errorsPerS: number; onboarded: number }[];
+  minutes: { phase: string; answeredPerS: number; errorsPerS: number; onboarded: number; configP50S: number | undefined }[];
 }
 
 /** The summary's intervals gathered into minutes. */
 function byMinute(s: RunSummary): OverloadFigures['minutes'] {
-  const minutes: (OverloadFigures['minutes'][number] & { seconds: number })[] = [];
+  const minutes: (Omit<OverloadFigures['minutes'][number], 'configP50S'> & { seconds: number; configP50s: number[] })[] = [];
   for (const iv of s.series?.intervals ?? []) {
-    const m = (minutes[Math.floor(iv.tMs / 60_000)] ??= { phase: iv.phase, answeredPerS: 0, errorsPerS: 0, onboarded: 0, seconds: 0 });
+    const m = (minutes[Math.floor(iv.tMs / 60_000)] ??= { phase: iv.phase, answeredPerS: 0, errorsPerS: 0, onboarded: 0, seconds: 0, configP50s: [] });
     for (const e of Object.values(iv.endpoints)) {
       m.answeredPerS += e.requests - e.errors;
       m.errorsPerS += e.errors;
     }
+    const config = iv.endpoints['config'];
+    if (config?.p50Ms !== undefined && config.requests > config.errors) m.configP50s.push(config.p50Ms);
     m.seconds += iv.durationMs / 1000;
     m.onboarded = iv.devices.onboarded ?? 0;
   }
-  return minutes.filter((m) => m !== undefined).map(({ seconds, ...m }) => ({ ...m, answeredPerS: m.answeredPerS / seconds, errorsPerS: m.errorsPerS / seconds }));
+  return minutes
+    .filter((m) => m !== undefined)
+    .map(({ seconds, configP50s, ...m }) => ({ ...m, answeredPerS: m.answeredPerS / seconds, errorsPerS: m.errorsPerS / seconds, configP50S: median(configP50s) }));
+}
+
+/** The middle value (undefined for none): the minute's typical second, which one odd second does not move. */
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]! / 1000;
 }
 
 /** One run of `bin` against a sink of its own; the figures from its summary and the sink's admin API. */
@@ -110,6 +127,13 @@ async function overloadedRun(bin: string, label: string): Promise<OverloadFigure
     onboarded: s.devices.onboarded,
     thresholdsPassed: s.thresholds.filter((t) => t.passed).length,
     thresholds: s.thresholds.length,
+    failedThresholds: s.thresholds.filter((t) => !t.passed).map((t) => `${t.source}: ${t.detail}`),
+    faults: (s.faults ?? []).map((f) => ({
+      kind: f.kind,
+      ...(f.params ? { params: f.params } : {}),
+      devicesHit: f.devicesHit,
+      ...(f.recovery ? { recovered: f.recovery.devices, recoveryS: f.recovery.maxMs / 1000 } : {}),
+    })),
     runS: s.durationMs / 1000,
     requests: s.overall.count,
     answered: s.overall.count - s.overall.errors,
@@ -130,7 +154,12 @@ function lines(name: string, f: OverloadFigures): string[] {
   const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(1)} %`;
   return [
     `  ${name}:`,
-    `    onboarded ${f.onboarded} of ${f.devices} (${pct(f.onboarded, f.devices)}); thresholds passed ${f.thresholdsPassed} of ${f.thresholds}`,
+    `    onboarded ${f.onboarded} of ${f.devices} (${pct(f.onboarded, f.devices)}); thresholds passed ${f.thresholdsPassed} of ${f.thresholds}${f.failedThresholds.length ? ` (failed: ${f.failedThresholds.join('; ')})` : ''}`,
+    ...f.faults.map(
+      (x) =>
+        `    fault ${x.kind}${x.params ? ` ${x.params}` : ''}: ${x.devicesHit} devices hit` +
+        (x.recovered === undefined ? '' : `, ${x.recovered} current again after it (${pct(x.recovered, x.devicesHit)}), the last ${x.recoveryS!.toFixed(1)} s after its end`),
+    ),
     `    requests ${f.requests}, answered ${f.answered} (${(f.answered / f.runS).toFixed(0)}/s over ${f.runS.toFixed(0)} s)`,
     `    timeouts ${f.timeouts}: ${f.timedOutWaiting} in the workers' queue (never sent), ${f.timeouts - f.timedOutWaiting} on the wire; worst wait for a slot ${f.worstWaitS.toFixed(1)} s`,
     `    handed on newest first ${f.handedOnNewestFirst}; TCP connections the sink accepted ${f.connectionsOpened}`,
@@ -142,18 +171,22 @@ function lines(name: string, f: OverloadFigures): string[] {
 console.log(`machine: ${machineDescription()}`);
 console.log(`scenario: ${scenario}${overrides.length ? ` (${overrides.join(' ')})` : ''}, --tick 50ms, sink controller in its own process, one per run`);
 
+const COLUMN = 52;
+
 /** Minute rows of each run side by side. */
 function minuteTable(runs: [string, OverloadFigures][]): string[] {
   const n = Math.max(...runs.map(([, f]) => f.minutes.length));
   const out = [
-    '  minute by minute: requests answered and failed per second, devices onboarded (in that state at its end)',
-    `  minute  ${runs.map(([name]) => name.padEnd(40)).join('')}`,
-    `          ${runs.map(() => `${'answered'.padStart(8)} ${'errors'.padStart(9)} ${'onboarded'.padStart(10)}`.padEnd(40)).join('')}`,
+    '  minute by minute: requests answered and failed per second, devices onboarded (in that state at its end),',
+    "  and the config requests' latency p50 in the minute's median second (from the due time, the wait for a slot included)",
+    `  minute  ${runs.map(([name]) => name.padEnd(COLUMN)).join('')}`,
+    `          ${runs.map(() => `${'answered'.padStart(8)} ${'errors'.padStart(9)} ${'onboarded'.padStart(10)} ${'config p50'.padStart(10)}`.padEnd(COLUMN)).join('')}`,
   ];
   for (let i = 0; i < n; i++) {
     const cells = runs.map(([, f]) => {
       const m = f.minutes[i];
-      return (m ? `${m.answeredPerS.toFixed(0).padStart(8)} ${m.errorsPerS.toFixed(0).padStart(9)} ${String(m.onboarded).padStart(10)}${m.phase === 'drain' ? ' drain' : ''}` : '').padEnd(40);
+      const p50 = m?.configP50S === undefined ? '-' : m.configP50S < 1 ? `${(m.configP50S * 1000).toFixed(0)} ms` : `${m.configP50S.toFixed(1)} s`;
+      return (m ? `${m.answeredPerS.toFixed(0).padStart(8)} ${m.errorsPerS.toFixed(0).padStart(9)} ${String(m.onboarded).padStart(10)} ${p50.padStart(10)}${m.phase === 'drain' ? ' drain' : ''}` : '').padEnd(COLUMN);
     });
     out.push(`  ${String(i).padStart(6)}  ${cells.join('')}`);
   }

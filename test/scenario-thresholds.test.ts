@@ -104,16 +104,20 @@ function boundOf(s: Scenario, source: string): number {
 }
 
 describe('shipped scenarios keep consistent threshold bounds under --devices', () => {
-  const files = readdirSync('scenarios').filter((f) => f.endsWith('.yaml')).sort();
+  const yamlIn = (dir: string): string[] => readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+  const files = yamlIn('scenarios');
+  // The benches' own scenarios (bench/overload-queue --scenario) are held to the same rules.
+  const benchFiles = yamlIn('bench/scenarios');
 
-  it('finds the shipped scenarios (every scenarios/*.yaml is checked below)', () => {
+  it('finds the shipped scenarios (every scenarios/*.yaml and bench/scenarios/*.yaml is checked below)', () => {
     expect(files).toEqual(expect.arrayContaining(['attestation.yaml', 'controller-outage.yaml', 'flaky-network.yaml', 'fleet-100k.yaml', 'lps-site.yaml', 'mixed-v1-v2.yaml', 'onboarding-storm.yaml', 'smoke.yaml', 'steady-state.yaml']));
+    expect(benchFiles).toEqual(expect.arrayContaining(['slow-controller.yaml']));
   });
 
-  for (const file of files) {
+  for (const path of [...files.map((f) => `scenarios/${f}`), ...benchFiles.map((f) => `bench/scenarios/${f}`)]) {
     for (const devices of [undefined, 20, 7]) {
-      it(`${file}${devices ? ` --devices ${devices}` : ''}`, () => {
-        const s = loadScenario(`scenarios/${file}`, devices ? { devices } : {});
+      it(`${path}${devices ? ` --devices ${devices}` : ''}`, () => {
+        const s = loadScenario(path, devices ? { devices } : {});
         const total = totalDevices(s);
         if (devices) expect(total).toBe(devices);
         for (const t of s.thresholds) checkBound(s, t);
