@@ -60,7 +60,7 @@ interface OverloadFigures {
   undelivered: number;
   /** Peak RSS of the generator process, bytes (0 where the summary has none). */
   rssPeakBytes: number;
-  /** The thresholds that failed, as the scenario writes them. */
+  /** The thresholds that failed, as the scenario writes them, with what was measured. */
   failedThresholds: string[];
   /** Per fault of the scenario: devices hit, how many were current again after it, and the last one's time after its end. */
   faults: { kind: string; params?: string; devicesHit: number; recovered?: number; recoveryS?: number }[];
@@ -84,13 +84,13 @@ function byMinute(s: RunSummary): OverloadFigures['minutes'] {
   }
   return minutes
     .filter((m) => m !== undefined)
-    .map(({ seconds, configP50s, ...m }) => ({ ...m, answeredPerS: m.answeredPerS / seconds, errorsPerS: m.errorsPerS / seconds, configP50S: median(configP50s) }));
+    .map(({ seconds, configP50s, ...m }) => ({ ...m, answeredPerS: m.answeredPerS / seconds, errorsPerS: m.errorsPerS / seconds, configP50S: medianSeconds(configP50s) }));
 }
 
-/** The middle value (undefined for none): the minute's typical second, which one odd second does not move. */
-function median(values: number[]): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
+/** The middle of values in ms, in seconds (undefined for none): the minute's typical second, which one odd second does not move. */
+function medianSeconds(valuesMs: number[]): number | undefined {
+  if (valuesMs.length === 0) return undefined;
+  const sorted = [...valuesMs].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]! / 1000;
 }
 
