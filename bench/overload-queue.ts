@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunSummary } from '../src/runner/summary-json.js';
 import { checkBenchArgs, hasArg, optionalStringArg, stringArg } from './bench-args.js';
 import { machineDescription } from './machine.js';
+import { median } from './median.js';
 import { sinkRunArgs, startSinkProcess } from './sink-process.js';
 
 const USAGE = `overload-queue: what an overloaded fleet gets through against the sink controller in another process.
@@ -84,15 +85,9 @@ function byMinute(s: RunSummary): OverloadFigures['minutes'] {
   }
   return minutes
     .filter((m) => m !== undefined)
-    .map(({ seconds, configP50s, ...m }) => ({ ...m, answeredPerS: m.answeredPerS / seconds, errorsPerS: m.errorsPerS / seconds, configP50S: medianSeconds(configP50s) }));
+    .map(({ seconds, configP50s, ...m }) => ({ ...m, answeredPerS: m.answeredPerS / seconds, errorsPerS: m.errorsPerS / seconds, configP50S: configP50s.length > 0 ? median(configP50s) / 1000 : undefined }));
 }
 
-/** The middle of values in ms, in seconds (undefined for none): the minute's typical second, which one odd second does not move. */
-function medianSeconds(valuesMs: number[]): number | undefined {
-  if (valuesMs.length === 0) return undefined;
-  const sorted = [...valuesMs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]! / 1000;
-}
 
 /** One run of `bin` against a sink of its own; the figures from its summary and the sink's admin API. */
 async function overloadedRun(bin: string, label: string): Promise<OverloadFigures> {
